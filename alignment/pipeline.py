@@ -1,0 +1,117 @@
+"""The run: a typed `RunConfig`, its stages in order, and `run_all` (`alignment run CONFIG`).
+
+Each stage is a plain function of its config section and the run dir. A stage's key hashes its
+config section(s) with the keys of the stages it reads, so editing one section reruns that stage
+and everything downstream, and nothing else.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from alignment.config import apply_overrides, check, config_hash, doc, from_dict, read_yaml, to_dict
+from alignment.errors import UserError
+from alignment.generation import GenerationConfig
+from alignment.generation.stage import generate as generate_stage
+from alignment.store import RunDir, write_parquet, write_text
+from alignment.tasks import TASKS, TaskConfig
+
+
+@dataclass
+class RunConfig:
+    """A whole run: one task, one policy, and the settings of every stage."""
+
+    name: str = doc("Run name; the default run dir is runs/<name>/.", "run")
+    task: TaskConfig = doc("What to build (see task.*).", factory=TaskConfig)
+    generation: GenerationConfig = doc("How the policy samples responses (see generation.*).", factory=GenerationConfig)
+
+    def __post_init__(self) -> None:
+        check(bool(self.name) and "/" not in self.name, "name", "must be a non-empty name without '/'")
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None) -> RunConfig:
+    """Defaults < YAML file < `--set` overrides; the run name defaults to the file's stem."""
+    data: dict[str, Any] = read_yaml(path) if path else {}
+    if path and "name" not in data:
+        data["name"] = Path(path).stem
+    data = apply_overrides(data, overrides or [])
+    return from_dict(RunConfig, data)
+
+
+# ------------------------------------------------------------------------------------- stages
+
+
+def build(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    started = time.time()
+    rows = TASKS.get(cfg.task.name).build(cfg.task)
+    if not rows:
+        raise UserError(f"task {cfg.task.name}: no examples for splits {cfg.task.splits}")
+    write_parquet(run.stage("build") / "data.parquet", rows)
+    splits = {s: sum(r["split"] == s for r in rows) for s in cfg.task.splits}
+    return run.finish("build", key, started, {"examples": len(rows), **splits})
+
+
+def generate(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    return generate_stage(cfg.generation, run, key, quiet)
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    fn: Callable[[RunConfig, RunDir, str, bool], dict[str, Any]]
+    sections: tuple[str, ...]  # config sections the stage depends on
+    inputs: tuple[str, ...]  # stages whose artifacts it reads
+
+
+STAGES: list[Stage] = [
+    Stage("build", build, ("task",), ()),
+    Stage("generate", generate, ("generation",), ("build",)),
+]
+
+
+def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
+    parts = {s: to_dict(getattr(cfg, s)) for s in stage.sections}
+    parts["inputs"] = {name: run.key(name) for name in stage.inputs}
+    return config_hash({"stage": stage.name, **parts})
+
+
+def get_stage(name: str) -> Stage:
+    for s in STAGES:
+        if s.name == name:
+            return s
+    raise UserError(f"unknown stage {name!r}")
+
+
+def prepare_run_dir(cfg: RunConfig, out: str | Path | None) -> RunDir:
+    run = RunDir(out or Path("runs") / cfg.name)
+    run.path.mkdir(parents=True, exist_ok=True)
+    write_text(run.path / "config.yaml", yaml.safe_dump(to_dict(cfg), sort_keys=False))
+    return run
+
+
+def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: Callable[[str], None] = print) -> bool:
+    """Run one stage unless its key is unchanged; returns True when it ran."""
+    stage = get_stage(name)
+    for dep in stage.inputs:
+        run.require(dep)
+    key = stage_key(stage, cfg, run)
+    if run.is_done(stage.name, key):
+        if not quiet:
+            log(f"[{stage.name}] up to date, skipped")
+        return False
+    manifest = stage.fn(cfg, run, key, quiet)
+    if not quiet:
+        log(f"[{stage.name}] done in {manifest['seconds']:.1f}s: {manifest['rows']}")
+    return True
+
+
+def run_all(cfg: RunConfig, run: RunDir, quiet: bool = False, stages: list[str] | None = None) -> None:
+    for stage in STAGES:
+        if stages is None or stage.name in stages:
+            run_stage(stage.name, cfg, run, quiet)
