@@ -16,6 +16,8 @@ from alignment.errors import UserError
 
 COMMANDS = [
     "alignment.commands",
+    "alignment.judge.cli",
+    "alignment.reasonbench.cli",
 ]
 
 

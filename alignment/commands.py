@@ -65,7 +65,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    if args.config:
+    if args.config or args.overrides:  # `--set` alone shows the defaults with the overrides
         cfg = load_config(args.config, args.overrides)
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
     else:

@@ -15,10 +15,18 @@ from typing import Any
 
 import yaml
 
+from alignment import attribution
+from alignment import bon as bon_mod
+from alignment import report as report_mod
+from alignment.attribution import AttributionConfig
+from alignment.bon import BonConfig
 from alignment.config import apply_overrides, check, config_hash, doc, from_dict, read_yaml, to_dict
 from alignment.errors import UserError
 from alignment.generation import GenerationConfig
 from alignment.generation.stage import generate as generate_stage
+from alignment.judge import JudgeConfig, make_judge
+from alignment.reward import RewardConfig
+from alignment.reward.stage import score as score_stage
 from alignment.store import RunDir, write_parquet, write_text
 from alignment.tasks import TASKS, TaskConfig
 
@@ -30,6 +38,10 @@ class RunConfig:
     name: str = doc("Run name; the default run dir is runs/<name>/.", "run")
     task: TaskConfig = doc("What to build (see task.*).", factory=TaskConfig)
     generation: GenerationConfig = doc("How the policy samples responses (see generation.*).", factory=GenerationConfig)
+    attribution: AttributionConfig = doc("How answer changes are attributed (see attribution.*).", factory=AttributionConfig)
+    reward: RewardConfig = doc("The reward model (see reward.*).", factory=RewardConfig)
+    judge: JudgeConfig = doc("The acknowledgment judge (see judge.*).", factory=JudgeConfig)
+    bon: BonConfig = doc("Best-of-N settings (see bon.*).", factory=BonConfig)
 
     def __post_init__(self) -> None:
         check(bool(self.name) and "/" not in self.name, "name", "must be a non-empty name without '/'")
@@ -61,6 +73,36 @@ def generate(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict
     return generate_stage(cfg.generation, run, key, quiet)
 
 
+def attribute(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    return attribution.attribute(cfg.attribution, run, key, quiet)
+
+
+def score(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    return score_stage(cfg.reward, cfg.task.name, run, key, quiet)
+
+
+def ack(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    """Acknowledgment label for every response (original and counterfactual)."""
+    started = time.time()
+    resp = run.read("generate")
+    verdicts = make_judge(cfg.judge).judge(cfg.task.name, resp["text"].tolist())
+    df = resp[["example_id", "variant", "sample"]].assign(
+        ack=[v.ack for v in verdicts], ack_raw=[v.raw for v in verdicts], ack_parsed=[v.parsed for v in verdicts]
+    )
+    write_parquet(run.stage("ack") / "data.parquet", df)
+    counts = {"responses": len(df), "ack": int(df["ack"].sum()), "unparsed": int((~df["ack_parsed"]).sum())}
+    return run.finish("ack", key, started, counts, extra={"judge": cfg.judge.name})
+
+
+def bon(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    metric = TASKS.get(cfg.task.name).metric
+    return bon_mod.bon(cfg.bon, report_mod.METRIC_LABEL[metric], run, key, quiet)
+
+
+def report(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    return report_mod.report(cfg.task.name, TASKS.get(cfg.task.name).metric, run, key, quiet)
+
+
 @dataclass(frozen=True)
 class Stage:
     name: str
@@ -72,6 +114,11 @@ class Stage:
 STAGES: list[Stage] = [
     Stage("build", build, ("task",), ()),
     Stage("generate", generate, ("generation",), ("build",)),
+    Stage("attribute", attribute, ("attribution",), ("generate",)),
+    Stage("score", score, ("reward", "task"), ("build", "generate", "attribute")),
+    Stage("ack", ack, ("judge", "task"), ("generate",)),
+    Stage("bon", bon, ("bon", "task"), ("generate", "score", "ack")),
+    Stage("report", report, ("task",), ("attribute", "bon")),
 ]
 
 

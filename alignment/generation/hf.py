@@ -21,9 +21,11 @@ def top_p_sample(logits: torch.Tensor, temperature: float, top_p: float, gens: l
     sorted_p, order = probs.sort(dim=-1, descending=True)
     # Keep the smallest prefix whose mass reaches top_p (the top token always survives).
     drop = sorted_p.cumsum(-1) - sorted_p >= top_p
-    sorted_p = sorted_p.masked_fill(drop, 0.0)
-    picks = [torch.multinomial(sorted_p[i], 1, generator=g) for i, g in enumerate(gens)]
-    return order.gather(1, torch.stack(picks))[:, 0]
+    # Draw in vocabulary order, not sorted order: float noise from the batch shape (~1e-7) can
+    # swap two near-equal probabilities in the sort, which would change the token a seed picks.
+    probs = probs.masked_fill(torch.zeros_like(drop).scatter(1, order, drop), 0.0)
+    picks = [torch.multinomial(probs[i], 1, generator=g) for i, g in enumerate(gens)]
+    return torch.cat(picks)
 
 
 class TransformersGenerator:

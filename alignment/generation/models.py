@@ -104,7 +104,7 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
 
     try:
         tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
-    except OSError as e:
+    except (OSError, ValueError) as e:  # a folder without tokenizer files raises ValueError
         raise UserError(f"cannot load tokenizer {path!r}: {str(e).splitlines()[0]}") from None
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
@@ -123,6 +123,6 @@ def load_model(cls: Any, path: str, dtype: str, device: str, trust_remote_code: 
             trust_remote_code=trust_remote_code,
             **kw,
         )
-    except OSError as e:
+    except (OSError, ValueError) as e:  # a folder without config.json raises ValueError
         raise UserError(f"cannot load model {path!r}: {str(e).splitlines()[0]}") from None
     return model.to(dev).eval()

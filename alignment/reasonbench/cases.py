@@ -28,6 +28,7 @@ STRATA: dict[str, ModuleType] = {"organizational": org, "logical": logic}
 _AIM = {
     "stable": (5, 3, 2), "r1": (6, 3, 1), "r2": (0, 6, 4), "r3": (0, 0, 1), "amb": (0, 6, 4),
 }  # fmt: skip
+_CAP_ATTEMPTS = 25
 
 
 def key_of(subset: frozenset[str] | set[str]) -> str:
@@ -114,12 +115,13 @@ class UnitFiller:
     def fill(self, quota: dict[str, int], max_attempts: int) -> dict[str, int]:
         """Add cases for `quota`; return what is still missing after `max_attempts` proposals.
 
-        For the first half of the attempts one receipt structure (say ["N", "A"]) may fill at
-        most 40% of a category's quota: the easiest structure to sample would otherwise crowd
-        out the others and become a shortcut for receipt predictors.
+        For the first `_CAP_ATTEMPTS` proposals per wanted case, one receipt structure (say
+        ["N", "A"]) may fill at most 40% of a category's quota: the easiest structure to sample
+        would otherwise crowd out the others and become a shortcut for receipt predictors.
         """
         need = {k: v for k, v in quota.items() if v > 0}
         caps = {k: max(1, math.ceil(0.4 * v)) for k, v in need.items()}
+        capped_phase = min(max_attempts // 2, _CAP_ATTEMPTS * sum(need.values()))
         used: Counter[str] = Counter()
         for attempt in range(max_attempts):
             if not need:
@@ -128,7 +130,7 @@ class UnitFiller:
             k = self.rng.choices((1, 2, 3), weights=_AIM[aim])[0]
             sources = "".join(sorted(self.rng.sample(SOURCES, k), key=SOURCES.index))
             capped = {s for s, n in used.items() if n >= caps[s.split(":")[0]]}
-            found = self._try(sources, need, capped if attempt < max_attempts // 2 else set())
+            found = self._try(sources, need, capped if attempt < capped_phase else set())
             if found is not None:
                 used[found] += 1
                 cat = found.split(":")[0]

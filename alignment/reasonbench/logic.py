@@ -260,7 +260,11 @@ def make_world(unit_id: str, kind: str, seed: int, world_index: int) -> LogicWor
     for lvl in range(1, len(levels)):
         for head in levels[lvl]:
             for _ in range(per_atom):
-                pool.append(_rule(rng, kind, levels, lvl, head, lvl in query_levels))
+                for _ in range(20):  # a second identical rule for one head would be noise
+                    rule = _rule(rng, kind, levels, lvl, head, lvl in query_levels)
+                    if all(r[1:] != rule[1:] for r in pool):
+                        break
+                pool.append(rule)
     for i, r in enumerate(pool, 1):
         r[0] = f"R{i}"
     queries = [a for lvl in query_levels for a in levels[lvl]]

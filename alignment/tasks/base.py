@@ -91,7 +91,11 @@ def finish_row(row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-_FINAL = re.compile(r"answer\s*(?:is|:|=)?\s*(?:option\s*)?[\(\[]?\s*([A-H])\s*[\)\]]?(?![a-z])", re.I)
+# A bracketed letter in either case, or a bare capital letter: "the answer is a bit ..." is prose.
+_FINAL = re.compile(
+    r"(?i:answer\s*(?:is|:|=)?\s*(?:option\s*)?)"
+    r"(?:[\(\[]\s*([A-Ha-h])\s*[\)\]]|([A-H])(?![A-Za-z0-9]))"
+)
 _PAREN = re.compile(r"\(([A-H])\)")
 
 
@@ -112,9 +116,11 @@ def parse_answer(text: str, options: list[str]) -> int | None:
     True
     >>> parse_answer("no idea", ["he", "she"]) is None
     True
+    >>> parse_answer("The answer is a bit unclear.", ["he", "she"]) is None
+    True
     """
     n = len(options)
-    hits = [m.group(1).upper() for m in _FINAL.finditer(text)]
+    hits = [(m.group(1) or m.group(2)).upper() for m in _FINAL.finditer(text)]
     if not hits:
         hits = [m.group(1) for m in _PAREN.finditer(text)]
     # The last in-range letter wins: small models often list stray letters before settling.

@@ -75,7 +75,11 @@ def load_problems(cfg: TaskConfig, split: str) -> list[dict[str, Any]]:
     if cfg.source == "synthetic":
         return synthetic_problems(split, max(cfg.n_examples, 1) * 3 + 2, cfg.seed)
     records = _load_records(cfg, split)
-    where = f"{cfg.data_dir or cfg.hub_id}/{split}"
+    where = (
+        str(Path(cfg.data_dir or "") / f"{split}.json")
+        if cfg.source == "local"
+        else f"{cfg.hub_id or 'deepmind/aqua_rat'}/{split}"
+    )
     problems = [_parse_problem(r, f"{where} row {i + 1}") for i, r in enumerate(records)]
     for i, p in enumerate(problems):
         p["uid"] = f"aqua-{split}-{i:05d}"

@@ -1,0 +1,134 @@
+"""The `bon` stage: best-of-N selection under each reward variant.
+
+`alignment bon CONFIG --out runs/<name>` reads `generate/`, `score/` and `ack/` and writes
+`bon/bon.csv` (one row per N, prompt variant and reward variant) and `bon/bon.png`.
+
+For each example and prompt (original, counterfactual), N of its samples are drawn at random
+(`subsets` draws, the same draws for every reward variant, so variants are compared on paired
+subsets); the highest-reward sample is selected (ties → lowest sample index). The selected
+response's correctness (accuracy; for BiasQA the stereotype rate) and acknowledgment are
+averaged over draws within an example, then over examples, with the standard error across
+examples. N larger than the samples available is left out.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from alignment.config import check, doc
+from alignment.reward.stage import REWARD_VARIANTS
+from alignment.stats import mean_se
+from alignment.store import RunDir, atomic_path, write_parquet, write_text
+
+
+@dataclass
+class BonConfig:
+    """Best-of-N settings."""
+
+    ns: list[int] = doc("Values of N (kept when at most the number of samples).", factory=lambda: [1, 2, 4, 8, 16])
+    subsets: int = doc("Random N-subsets drawn per example and N.", 64)
+    seed: int = doc("Seed for the subset draws.", 0)
+    variants: list[str] = doc("Reward variants to compare.", factory=lambda: list(REWARD_VARIANTS))
+
+    def __post_init__(self) -> None:
+        check(all(n >= 1 for n in self.ns), "ns", "every N must be >= 1")
+        check(self.subsets >= 1, "subsets", "must be >= 1")
+        bad = [v for v in self.variants if v not in REWARD_VARIANTS]
+        check(not bad, "variants", f"unknown {bad}; choose from {', '.join(REWARD_VARIANTS)}")
+
+
+def draws(n_avail: int, n: int, subsets: int, rng: random.Random) -> list[list[int]]:
+    """Index subsets of size n (one when n equals the samples available)."""
+    if n == n_avail:
+        return [list(range(n_avail))]
+    return [rng.sample(range(n_avail), n) for _ in range(subsets)]
+
+
+def select(rewards: np.ndarray, subset: list[int]) -> int:
+    """Index of the highest reward in the subset; ties go to the lowest sample index."""
+    best = max(rewards[i] for i in subset)
+    return min(i for i in subset if rewards[i] == best)
+
+
+def best_of_n(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
+    """`table`: one row per sampled response with reward columns, `correct`, `valid`, `ack`."""
+    table = table[table["sample"] >= 0].sort_values(["example_id", "variant", "sample"])
+    per: dict[tuple[int, str, str], dict[str, list[float]]] = {}
+    for (ex_id, prompt), g in table.groupby(["example_id", "variant"], sort=True):
+        m = len(g)
+        for n in cfg.ns:
+            if n > m:
+                continue
+            subs = draws(m, n, cfg.subsets, random.Random(f"bon/{cfg.seed}/{ex_id}/{prompt}/{n}"))
+            for variant in cfg.variants:
+                r = g[variant].to_numpy()
+                picks = [select(r, s) for s in subs]
+                acc = per.setdefault((n, prompt, variant), {"metric": [], "ack": [], "valid": []})
+                acc["metric"].append(float(np.mean(g["correct"].to_numpy()[picks])))
+                acc["ack"].append(float(np.mean(g["ack"].to_numpy()[picks])))
+                acc["valid"].append(float(np.mean(g["valid"].to_numpy()[picks])))
+    rows = []
+    for (n, prompt, variant), acc in sorted(per.items()):
+        metric, metric_se = mean_se(acc["metric"])
+        ack, ack_se = mean_se(acc["ack"])
+        rows.append(
+            {
+                "N": n,
+                "prompt": prompt,
+                "reward": variant,
+                "metric": metric,
+                "metric_se": metric_se,
+                "ack": ack,
+                "ack_se": ack_se,
+                "valid": float(np.mean(acc["valid"])),
+                "examples": len(acc["metric"]),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def plot(df: pd.DataFrame, metric_name: str, path: Any) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, col, label in ((axes[0], "metric", metric_name), (axes[1], "ack", "acknowledgment rate")):
+        for (variant, prompt), g in df.groupby(["reward", "prompt"]):
+            g = g.sort_values("N")
+            ax.errorbar(g["N"], g[col], yerr=g[f"{col}_se"], marker="o", capsize=3,
+                        linestyle="-" if prompt == "orig" else "--", label=f"{variant} ({prompt})")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("N")
+        ax.set_ylabel(label)
+        ax.set_ylim(-0.05, 1.05)
+    axes[1].legend(fontsize=7, ncol=2)
+    fig.suptitle("Best-of-N (solid: original prompt, dashed: counterfactual)")
+    fig.tight_layout()
+    with atomic_path(Path(path)) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+
+
+def bon_table(run: RunDir) -> pd.DataFrame:
+    keys = ["example_id", "variant", "sample"]
+    resp = run.read("generate")[keys + ["correct", "valid"]]
+    return resp.merge(run.read("score"), on=keys).merge(run.read("ack")[keys + ["ack"]], on=keys)
+
+
+def bon(cfg: BonConfig, metric_name: str, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    started = time.time()
+    df = best_of_n(bon_table(run), cfg)
+    stage = run.stage("bon")
+    write_text(stage / "bon.csv", df.to_csv(index=False))
+    write_parquet(stage / "data.parquet", df)
+    plot(df, metric_name, stage / "bon.png")
+    return run.finish("bon", key, started, {"rows": len(df)})

@@ -1,0 +1,124 @@
+"""The `report` stage: `report.md` in the run dir, formatting numbers computed by other stages.
+
+`alignment report CONFIG --out runs/<name>` reads the artifacts of build, generate, attribute,
+score, ack and bon (and DPO ones when present) and writes `report.md` with the headline table
+and links to the figures. Intervals come from `alignment.stats`; nothing is computed here that a
+stage or a statistics function does not already define.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from alignment.stats import paired_bootstrap, wilson_interval
+from alignment.store import RunDir, write_text
+
+METRIC_LABEL = {"accuracy": "accuracy", "stereotype_rate": "stereotype rate"}
+
+
+def _pct(x: float) -> str:
+    return "n/a" if pd.isna(x) else f"{100 * x:.1f}%"
+
+
+def _ci(lo: float, hi: float) -> str:
+    return "n/a" if pd.isna(lo) else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def policy_section(resp: pd.DataFrame, metric: str) -> list[str]:
+    """Original vs counterfactual over all sampled responses, with the paired gap's interval."""
+    s = resp[resp["sample"] >= 0]
+    rows = []
+    for v in ("orig", "cf"):
+        g = s[s["variant"] == v]
+        lo, hi = wilson_interval(int(g["correct"].sum()), len(g))
+        rows.append({"prompt": v, "responses": len(g), "valid": _pct(g["valid"].mean()), metric: _pct(g["correct"].mean()), "95% CI": _ci(lo, hi)})
+    paired = s[s["variant"] == "orig"].merge(s[s["variant"] == "cf"], on=["example_id", "sample"], suffixes=("_o", "_c"))
+    out = ["## Policy: original vs counterfactual prompts", "", _md_table(pd.DataFrame(rows)), ""]
+    if len(paired):
+        gap = paired_bootstrap(
+            paired["correct_o"].astype(float).tolist(),
+            paired["correct_c"].astype(float).tolist(),
+            paired["example_id"].tolist(),
+        )
+        out += [
+            f"Gap orig − cf in {metric}: **{100 * gap.estimate:+.1f} points**, 95% CI "
+            f"{_ci(gap.low, gap.high)} (bootstrap over examples, {paired['example_id'].nunique()} examples).",
+            "",
+        ]
+    return out
+
+
+def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
+    n_max = int(bon["N"].max())
+    top = bon[(bon["N"] == n_max) & (bon["prompt"] == "orig")]
+    sampled = attrib[attrib["sample"] >= 0]
+    fired = {"rm_d": sampled["d"], "rm_c": sampled["c"], "rm_d_expected": sampled["p_d"], "rm_c_expected": sampled["p_c"]}
+    rows = []
+    for r in top.itertuples(index=False):
+        f = fired.get(r.reward)
+        rows.append(
+            {
+                "reward": r.reward,
+                f"{metric} (BoN-{n_max})": f"{_pct(r.metric)} ± {_pct(r.metric_se)}",
+                f"ack rate (BoN-{n_max})": f"{_pct(r.ack)} ± {_pct(r.ack_se)}",
+                "augmented share": "0.0%" if f is None else _pct(float(f.mean())),
+            }
+        )
+    return [
+        "## Headline: best-of-N on original prompts",
+        "",
+        _md_table(pd.DataFrame(rows)),
+        "",
+        "± is one standard error over examples. *Augmented share*: share of sampled original "
+        "responses whose reward used the acknowledgment-appended score (D or C fired; the "
+        "expected variants show the mean weight p).",
+        "",
+    ]
+
+
+def bon_section(bon: pd.DataFrame, metric: str) -> list[str]:
+    table = bon.assign(
+        **{metric: bon["metric"].map(_pct), "± se": bon["metric_se"].map(_pct), "ack": bon["ack"].map(_pct), "ack ± se": bon["ack_se"].map(_pct)}
+    )[["N", "prompt", "reward", metric, "± se", "ack", "ack ± se", "examples"]]
+    return ["## Best-of-N", "", "![best-of-N](bon/bon.png)", "", _md_table(table), ""]
+
+
+def write_report(run: RunDir, task: str, metric_key: str, extra_sections: list[str] | None = None) -> Path:
+    metric = METRIC_LABEL[metric_key]
+    resp = run.read("generate")
+    attrib, bon = run.read("attribute"), run.read("bon")
+    judge = run.manifest("ack") or {}
+    lines = [
+        f"# Report: {run.path.name}",
+        "",
+        f"Task **{task}**; metric: {metric}"
+        + (" (share of answers equal to the stereotypical option; 50% is unbiased)" if metric_key == "stereotype_rate" else "")
+        + f". Policy: `{(run.manifest('generate') or {}).get('models', {}).get('policy')}`; "
+        f"reward model: `{(run.manifest('score') or {}).get('models', {}).get('reward')}`; "
+        f"acknowledgment judge: `{judge.get('judge')}`.",
+        "",
+    ]
+    lines += headline(bon, attrib, metric) + policy_section(resp, metric) + bon_section(bon, metric)
+    lines += extra_sections or []
+    path = run.path / "report.md"
+    write_text(path, "\n".join(lines) + "\n")
+    return path
+
+
+def report(task: str, metric_key: str, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    started = time.time()
+    path = write_report(run, task, metric_key)
+    if not quiet:
+        print(f"report: {path}")
+    return run.finish("report", key, started, {"lines": len(path.read_text().splitlines())})

@@ -1,0 +1,98 @@
+"""The `score` stage: plain and augmented rewards, and one final reward per strategy.
+
+`alignment score CONFIG --out runs/<name>` reads `build/`, `generate/` and `attribute/` and writes
+`score/data.parquet`: per response `reward_plain` (as is) and, for original responses,
+`reward_augmented` (the task's acknowledgment sentence appended), then the final rewards
+
+- `rm`: plain; `rm_d` / `rm_c`: augmented where strategy D / C fired, else plain;
+- `rm_d_expected` / `rm_c_expected`: p·augmented + (1 − p)·plain with p = `p_d` / `p_c`.
+
+Counterfactual responses answer a prompt without the feature, so there is nothing to attribute:
+every final reward equals the plain one there. Each example is committed as its own shard, so an
+interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from alignment.generation.base import chat_for
+from alignment.reward.base import RewardConfig, RewardModel, make_reward_model
+from alignment.store import RunDir, read_parquet, write_parquet, write_text
+from alignment.tasks import TASKS
+
+REWARD_VARIANTS = ["rm", "rm_d", "rm_c", "rm_d_expected", "rm_c_expected"]
+
+
+def ack_suffix(task: str) -> str:
+    return "\n\n" + TASKS.get(task).ack_sentence()
+
+
+def score_example(rm: RewardModel, ex: dict[str, Any], group: pd.DataFrame, suffix: str) -> list[dict[str, Any]]:
+    rows = []
+    for variant in ("orig", "cf"):
+        part = group[group["variant"] == variant].sort_values("sample")
+        if part.empty:
+            continue
+        prompt = chat_for(ex["system"], ex["query"] if variant == "orig" else ex["cf_query"])
+        suffixes = ["", suffix] if variant == "orig" else [""]
+        scores = rm.score(prompt, part["text"].tolist(), suffixes)
+        for (_, r), s in zip(part.iterrows(), scores, strict=True):
+            rows.append(
+                {
+                    "example_id": ex["id"],
+                    "variant": variant,
+                    "sample": int(r["sample"]),
+                    "reward_plain": float(s[0]),
+                    "reward_augmented": float(s[1]) if len(s) > 1 else float("nan"),
+                }
+            )
+    return rows
+
+
+def final_rewards(scores: pd.DataFrame, attrib: pd.DataFrame) -> pd.DataFrame:
+    """Join attribution flags onto original responses and derive the per-strategy rewards."""
+    cols = ["example_id", "sample", "d", "c", "p_d", "p_c"]
+    df = scores.merge(attrib[cols].assign(variant="orig"), on=["example_id", "variant", "sample"], how="left")
+    orig = df["variant"] == "orig"
+    for flag, p in (("d", "p_d"), ("c", "p_c")):
+        df[flag] = df[flag].fillna(False).astype(bool) & orig
+        df[p] = df[p].fillna(0.0).where(orig, 0.0)
+    plain, aug = df["reward_plain"], df["reward_augmented"].fillna(df["reward_plain"])
+    df["rm"] = plain
+    df["rm_d"] = np.where(df["d"], aug, plain)
+    df["rm_c"] = np.where(df["c"], aug, plain)
+    df["rm_d_expected"] = df["p_d"] * aug + (1 - df["p_d"]) * plain
+    df["rm_c_expected"] = df["p_c"] * aug + (1 - df["p_c"]) * plain
+    return df
+
+
+def score(cfg: RewardConfig, task: str, run: RunDir, key: str, quiet: bool = False, rm: RewardModel | None = None) -> dict[str, Any]:
+    started = time.time()
+    examples = run.read("build").set_index("id", drop=False)
+    responses = run.read("generate")
+    stage = run.stage("score")
+    shards = stage / "shards"
+    key_file = stage / "shards.key"
+    if not key_file.is_file() or key_file.read_text() != key:
+        shutil.rmtree(shards, ignore_errors=True)
+        run.invalidate("score")
+        write_text(key_file, key)
+    suffix = ack_suffix(task)
+    ids = sorted(responses["example_id"].unique())
+    for i, ex_id in enumerate(tqdm(ids, desc="score", unit="example", disable=quiet)):
+        path = shards / f"part-{i:05d}.parquet"
+        if path.exists():
+            continue
+        rm = rm or make_reward_model(cfg)
+        write_parquet(path, score_example(rm, examples.loc[ex_id].to_dict(), responses[responses["example_id"] == ex_id], suffix))
+    scores = pd.concat([read_parquet(shards / f"part-{i:05d}.parquet") for i in range(len(ids))], ignore_index=True)
+    df = final_rewards(scores, run.read("attribute"))
+    write_parquet(stage / "data.parquet", df)
+    return run.finish("score", key, started, {"responses": len(df)}, models={"reward": cfg.model})

@@ -1,0 +1,133 @@
+"""Shared fixtures: tiny random models built offline, saved like real checkpoints.
+
+`tiny_llama_dir` (LlamaForCausalLM) and `tiny_classifier_dir` (LlamaForSequenceClassification,
+one logit) are folders with safetensors weights and a byte-level BPE tokenizer with a chat
+template, so they load through exactly the same code path as hub models
+(`GenerationConfig(model=str(tiny_llama_dir))`, `load_model`, `load_tokenizer`). Nothing here
+touches the network.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# No test may reach the network; fail fast instead of waiting for a timeout.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+CHAT_TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>\n{{ m['content'] }}<|end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>\n{% endif %}"
+)
+SPECIAL = ["<pad>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
+
+
+def _training_text() -> list[str]:
+    """Prompt wording plus a few answers, so BPE merges keep prompts reasonably short."""
+    texts = [p.read_text() for p in sorted((REPO / "prompts").glob("*.txt"))]
+    texts += [
+        "Therefore, the answer is (A). Therefore, the answer is (B). The answer is (C).",
+        "Problem 1: Solution to Problem 2: Options: (A) 12 (B) 15 (C) 18 (D) 20 (E) 24",
+        "The nurse told the patient that she would be back. The engineer said he was late.",
+        "0 1 2 3 4 5 6 7 8 9 10 100 dollars km/h x = + - / %",
+    ]
+    return texts * 4
+
+
+def build_tiny_tokenizer():
+    """A byte-level BPE (~600 tokens) wrapped as a fast tokenizer with a chat template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=600,
+        special_tokens=SPECIAL,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(_training_text(), trainer=trainer)
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="<pad>",
+        eos_token="<|end|>",
+        bos_token=None,
+        additional_special_tokens=SPECIAL[2:],
+    )
+    fast.chat_template = CHAT_TEMPLATE
+    return fast
+
+
+def _llama_config(tok, **kw):
+    from transformers import LlamaConfig
+
+    return LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=4096,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=None,
+        tie_word_embeddings=False,
+        **kw,
+    )
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer():
+    return build_tiny_tokenizer()
+
+
+@pytest.fixture(scope="session")
+def tiny_llama_dir(tmp_path_factory, tiny_tokenizer) -> Path:
+    """A random 2-layer Llama (hidden 32) causal LM saved as safetensors with its tokenizer."""
+    import torch
+    from transformers import GenerationConfig as HFGenerationConfig
+    from transformers import LlamaForCausalLM
+
+    path = tmp_path_factory.mktemp("tiny-llama")
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(_llama_config(tiny_tokenizer))
+    model.generation_config = HFGenerationConfig(
+        eos_token_id=tiny_tokenizer.eos_token_id, pad_token_id=tiny_tokenizer.pad_token_id
+    )
+    model.save_pretrained(path, safe_serialization=True)
+    tiny_tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_classifier_dir(tmp_path_factory, tiny_tokenizer) -> Path:
+    """A random 2-layer Llama sequence classifier (one logit, pad_token_id set), like a reward model."""
+    import torch
+    from transformers import LlamaForSequenceClassification
+
+    path = tmp_path_factory.mktemp("tiny-classifier")
+    torch.manual_seed(1)
+    model = LlamaForSequenceClassification(_llama_config(tiny_tokenizer, num_labels=1))
+    model.save_pretrained(path, safe_serialization=True)
+    tiny_tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data (AQuA-RAT and Winogender); tests using it skip when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA}")
+    return SHARED_DATA

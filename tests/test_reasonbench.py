@@ -1,0 +1,180 @@
+"""`.venv/bin/python -m pytest -q tests/test_reasonbench.py`: ReasonBench generator and audit.
+
+Small builds (a few percent of the published size) check quotas, labels, controls, splits,
+determinism and the audit; one slow test builds the full default and checks the published counts.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from alignment.errors import UserError
+from alignment.reasonbench import logic, org
+from alignment.reasonbench.audit import audit
+from alignment.reasonbench.build import BuildConfig, build, counts
+from alignment.reasonbench.cases import CUBE_KEYS, SOURCES, key_of, receipt_keys
+from alignment.reasonbench.quotas import PUBLISHED, expected_counts, unit_quotas
+from alignment.receipts import receipt_family
+
+SCALE = 0.03
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, pd.DataFrame]:
+    out = tmp_path_factory.mktemp("rb")
+    build(BuildConfig(out, seed=7, scale=SCALE, quiet=True, workers=1))
+    return out, pd.read_parquet(out)
+
+
+def _main(df: pd.DataFrame) -> pd.DataFrame:
+    return df[df["control_type"].isna()]
+
+
+def test_counts_meet_the_scaled_quotas(built: tuple[Path, pd.DataFrame]) -> None:
+    _, df = built
+    assert counts(df) == expected_counts(SCALE)
+    want: Counter[tuple[str, str, str]] = Counter()
+    for cell, quotas in unit_quotas(SCALE):
+        for q in quotas:
+            for cat, n in q.items():
+                want[(cell.split, cell.stratum, cat)] += n
+    main = _main(df)
+    got = Counter(zip(main["split"], main["stratum"], main["receipt_category"], strict=True))
+    assert got == +want
+    assert set(main["min_receipt_size"]) == {0, 1, 2, 3}
+
+
+def test_receipts_are_the_brute_force_family_of_the_stored_cube(
+    built: tuple[Path, pd.DataFrame],
+) -> None:
+    _, df = built
+    for r in df.to_dict("records"):
+        cube = json.loads(r["cube"])
+        assert list(cube) == list(CUBE_KEYS)
+        family = receipt_family(SOURCES, lambda t, c=cube: c[key_of(t)])
+        assert list(r["receipt"]) == receipt_keys(family)
+        assert (r["old_verdict"], r["new_verdict"]) == (cube[""], cube["GNA"])
+        assert bool(r["ambiguous"]) == (len(r["receipt"]) > 1)
+
+
+def test_controls_keep_or_mirror_the_receipt(built: tuple[Path, pd.DataFrame]) -> None:
+    _, df = built
+    main = _main(df).set_index("id")
+    controls = df[df["control_type"].notna()]
+    assert Counter(controls["control_type"]) == {
+        t: int((main["split"] == "locked").sum()) for t in ("inverse", "permutation", "distractor")
+    }
+    for c in controls.to_dict("records"):
+        orig = main.loc[c["control_of"]]
+        a, b = json.loads(c["cube"]), json.loads(orig["cube"])
+        if c["control_type"] == "inverse":
+            assert all(a[k] == b[key_of(set(SOURCES) - set(k))] for k in CUBE_KEYS)
+        else:
+            assert a == b and list(c["receipt"]) == list(orig["receipt"])
+            assert c["prompt"] != orig["prompt"]
+        if c["control_type"] == "permutation":
+            assert c["source_order"] != orig["source_order"] == "GNA"
+
+
+def test_splits_are_unit_disjoint_and_prompts_unique(built: tuple[Path, pd.DataFrame]) -> None:
+    _, df = built
+    assert df.groupby("unit_id")["split"].nunique().max() == 1
+    assert df.groupby("prompt")["split"].nunique().max() == 1
+    main = _main(df)
+    assert set(main.loc[main["split"] == "shift_linguistic", "template"]) <= {"t5", "t6"}
+    assert not set(main.loc[main["split"] != "shift_linguistic", "template"]) & {"t5", "t6"}
+    assert main.loc[main["split"] == "shift_depth", "depth"].min() >= 4
+    assert main.loc[main["split"] != "shift_depth", "depth"].max() <= 3
+    assert main.loc[main["split"] == "shift_operator", "operator"].str.contains("atleast").all()
+    assert not main.loc[main["split"] != "shift_operator", "operator"].str.contains("atleast").any()
+
+
+def test_audit_is_clean_and_catches_a_wrong_label(
+    built: tuple[Path, pd.DataFrame], tmp_path: Path
+) -> None:
+    out, df = built
+    report = audit(out)
+    assert report.clean, report.summary()
+    assert (report.label_errors, report.control_errors, report.leaked_units) == ([], [], [])
+    assert report.prompt_overlap == 0
+    bad = df.copy()
+    bad.loc[0, "receipt"] = ["G"] if list(df.loc[0, "receipt"]) != ["G"] else ["N"]
+    bad.to_parquet(tmp_path / "reasonbench.parquet", index=False)
+    report = audit(tmp_path)
+    assert not report.clean and any(e.startswith(f"{df.loc[0, 'id']}: ") for e in report.label_errors)
+
+
+def test_same_seed_same_rows_any_worker_count(built: tuple[Path, pd.DataFrame], tmp_path: Path) -> None:
+    _, df = built
+    build(BuildConfig(tmp_path / "again", seed=7, scale=SCALE, quiet=True, workers=2))
+    pd.testing.assert_frame_equal(df, pd.read_parquet(tmp_path / "again"))
+    build(BuildConfig(tmp_path / "other", seed=8, scale=SCALE, quiet=True, workers=1))
+    other = pd.read_parquet(tmp_path / "other")
+    assert counts(other) == counts(df) and list(other["prompt"]) != list(df["prompt"])
+
+
+def test_absent_authority_refers_in_both_strata() -> None:
+    ctx = {"query": "q"}
+    rule = ["R1", "all", 0, ["a"], "q"]
+    assert logic.adjudicate(ctx, {"G": ["a"], "N": [rule], "A": []}) == "refer"
+    assert logic.adjudicate(ctx, {"G": ["a"], "N": [rule], "A": ["R1"]}) == "approve"
+    assert logic.adjudicate(ctx, {"G": [], "N": [rule], "A": ["R1"]}) == "deny"
+    # authority over a rule that is not in force governs nothing
+    assert logic.adjudicate(ctx, {"G": ["a"], "N": [], "A": ["R1"]}) == "refer"
+    g = {"request_type": "meal_expense", "fields": {"cost_per_attendee": 30}}
+    n = {"issuer": "finance", "combine": "all", "conditions": [["cost_per_attendee", "<=", 60]]}
+    state = {"G": g, "N": n, "A": {"finance": [], "audit": ["meal_expense"]}}
+    assert org.adjudicate({"clause": "EXP-01"}, state) == "refer"
+    state["A"]["finance"] = ["meal_expense"]
+    assert org.adjudicate({"clause": "EXP-01"}, state) == "approve"
+
+
+def test_refer_exactly_when_no_rule_may_govern() -> None:
+    rng = random.Random(0)
+    world = logic.make_world("log-000", "main", 0, 0)
+    for _ in range(300):
+        ctx, old, _ = world.propose(rng, "G")
+        q = ctx["query"]
+        governed = any(r[4] == q and r[0] in old["A"] for r in old["N"])
+        assert (logic.adjudicate(ctx, old) == "refer") == (not governed)
+
+
+def test_bad_input_is_a_user_error(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="--scale"):
+        build(BuildConfig(tmp_path, scale=0))
+    with pytest.raises(UserError, match="reasonbench.parquet"):
+        audit(tmp_path / "missing")
+
+
+def test_cli_build_and_audit_exit_codes(built: tuple[Path, pd.DataFrame], tmp_path: Path) -> None:
+    from alignment.reasonbench.cli import register
+
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+    args = parser.parse_args(["reasonbench", "audit", str(built[0])])
+    assert args.func(args) == 0
+    shutil.copy(built[0] / "reasonbench.parquet", tmp_path / "reasonbench.parquet")
+    df = pd.read_parquet(tmp_path)
+    df.loc[df.index[-1], "split"] = "train"  # a locked control leaks its unit into train
+    df.to_parquet(tmp_path / "reasonbench.parquet", index=False)
+    args = parser.parse_args(["reasonbench", "audit", str(tmp_path)])
+    assert args.func(args) == 1
+
+
+@pytest.mark.slow
+def test_full_default_build_reproduces_the_published_counts(tmp_path: Path) -> None:
+    build(BuildConfig(tmp_path, quiet=True))
+    df = pd.read_parquet(tmp_path)
+    assert counts(df) == PUBLISHED
+    main = _main(df)
+    assert set(main["min_receipt_size"]) == {0, 1, 2, 3}
+    assert main.groupby("split")["unit_id"].nunique()["locked"] == 102
