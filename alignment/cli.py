@@ -40,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    # datasets' own bars ("Generating train split", "Creating parquet") would precede a one-line
+    # error on stderr; our loops have their own bars (silenced by --quiet).
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -211,7 +211,7 @@ def test_llm_prompt_delimits_the_reasoning_only() -> None:
 def test_llm_last_verdict_line_wins_and_unparseable_counts() -> None:
     replies = {
         "a": lambda t: f"VERDICT {t}: FALSE\nOn reflection it cites the book.\nVERDICT {t}: TRUE",
-        "b": lambda t: f"Verdict: true\nverdict: FALSE",
+        "b": lambda t: "Verdict: true\nverdict: FALSE",
         "c": lambda t: "It relies on the book's solution.",
         "d": lambda t: f"**VERDICT {t}: TRUE**",
     }

@@ -6,9 +6,9 @@ determinism and the audit; one slow test builds the full default and checks the 
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
-import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -154,19 +154,25 @@ def test_bad_input_is_a_user_error(tmp_path: Path) -> None:
 
 
 def test_cli_build_and_audit_exit_codes(built: tuple[Path, pd.DataFrame], tmp_path: Path) -> None:
+    from alignment.cli import COMMANDS
     from alignment.reasonbench.cli import register
 
-    import argparse
-
+    assert "alignment.reasonbench.cli" in COMMANDS
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
+    small = tmp_path / "small"
+    args = parser.parse_args(
+        ["reasonbench", "build", "--out", str(small), "--scale", "0.01", "--workers", "1", "--quiet"]
+    )
+    assert args.func(args) == 0 and (small / "_manifest.json").exists()
     args = parser.parse_args(["reasonbench", "audit", str(built[0])])
     assert args.func(args) == 0
-    shutil.copy(built[0] / "reasonbench.parquet", tmp_path / "reasonbench.parquet")
-    df = pd.read_parquet(tmp_path)
+    leaky = tmp_path / "leaky"
+    leaky.mkdir()
+    df = built[1].copy()
     df.loc[df.index[-1], "split"] = "train"  # a locked control leaks its unit into train
-    df.to_parquet(tmp_path / "reasonbench.parquet", index=False)
-    args = parser.parse_args(["reasonbench", "audit", str(tmp_path)])
+    df.to_parquet(leaky / "reasonbench.parquet", index=False)
+    args = parser.parse_args(["reasonbench", "audit", str(leaky)])
     assert args.func(args) == 1
 
 

@@ -82,7 +82,8 @@ def _takes_back(tag: Tag | None, sentence: str) -> bool:
 def keyword_verdict(task: str, response: str) -> Verdict:
     """Decide one response; `raw` names the deciding sentence and rule."""
     check_task(task)
-    text = strip_injections(extract_reasoning(task, response))
+    # Curly apostrophes (common in chat output) would hide "don’t" and "book’s" from the rules.
+    text = strip_injections(extract_reasoning(task, response.replace("\u2019", "'").replace("\u2018", "'")))
     sentences = split_sentences(text)
     tags = []
     for i, s in enumerate(sentences):

@@ -96,7 +96,7 @@ def _check_row(row: Any) -> list[str]:
         ctx, old, new = (json.loads(row[c]) for c in ("context", "old_state", "new_state"))
         cube = json.loads(row["cube"])
         cells, receipt = execute(row["stratum"], ctx, old, new)
-    except (ValueError, KeyError, TypeError, IndexError) as e:
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
         return [f"not executable ({type(e).__name__}: {e})"]
     stored = list(row["receipt"])
     brute = receipt_keys(receipt_family(SOURCES, lambda t: cube[key_of(t)]))

@@ -2,6 +2,8 @@
 
 Used by `alignment score CONFIG`; the embedded default (SmolLM2-135M) is a stand-in for a trained
 reward model, good for exercising the pipeline, not for conclusions. Rubric: prompts/reward_judge.txt.
+With `reward.shared_prefix` (default) the rubric's start and the question run once per prompt and
+responses are packed (see alignment/reward/base.py).
 """
 
 from __future__ import annotations
@@ -13,7 +15,15 @@ import torch
 
 from alignment.generation.base import Chat
 from alignment.generation.models import load_model, load_tokenizer, pick_device, resolve
-from alignment.reward.base import REWARD_MODELS, RewardConfig, last_position_batches, user_turn
+from alignment.reward.base import (
+    REWARD_MODELS,
+    RewardConfig,
+    SharedSplit,
+    last_position_batches,
+    score_texts,
+    shared_prefix_scores,
+    user_turn,
+)
 from alignment.tasks.base import load_prompt, render
 
 
@@ -57,20 +67,31 @@ class JudgeRM:
 
     def _forward(self, ids: torch.Tensor, mask: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
         logits = self.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1).logits[:, -1, :]
+        return self._margin(logits)
+
+    def _margin(self, logits: torch.Tensor) -> torch.Tensor:
         logp = torch.log_softmax(logits.float(), dim=-1)
         return torch.logsumexp(logp[:, self.yes], -1) - torch.logsumexp(logp[:, self.no], -1)
 
-    def score(self, prompt: Chat, responses: list[str], suffixes: list[str]) -> np.ndarray:
-        flat = last_position_batches(
-            self.texts(prompt, responses, suffixes),
-            self.tokenizer,
-            self._forward,
-            self.cfg.batch_size,
-            self.cfg.max_length,
-            self.model.device,
-            self.autocast,
+    def _head(self, hidden: torch.Tensor) -> torch.Tensor:
+        logits = self.model.get_output_embeddings()(hidden)
+        cap = getattr(self.model.config, "final_logit_softcapping", None)
+        if cap:  # Gemma-2 style models squash logits in their own forward; match it
+            logits = torch.tanh(logits / cap) * cap
+        return self._margin(logits)
+
+    def _naive(self, texts: list[str]) -> np.ndarray:
+        return last_position_batches(
+            texts, self.tokenizer, self._forward, self.cfg.batch_size, self.cfg.max_length, self.model.device, self.autocast
         )
-        return flat.reshape(len(responses), len(suffixes))
+
+    def _shared(self, split: SharedSplit) -> np.ndarray:
+        body = self.model.base_model
+        return shared_prefix_scores(split, body, self._head, self.cfg.batch_size, self.tokenizer.pad_token_id, self.autocast)
+
+    def score(self, prompt: Chat, responses: list[str], suffixes: list[str]) -> np.ndarray:
+        texts = self.texts(prompt, responses, suffixes)
+        return score_texts(texts, len(responses), self.cfg, self.tokenizer, self._naive, self._shared)
 
 
 @REWARD_MODELS.register("judge")

@@ -1,0 +1,48 @@
+"""Best-of-N on tables whose best answer is known, and the reward variants' selection."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from alignment.bon import BonConfig, best_of_n, select
+from alignment.reward.stage import REWARD_VARIANTS
+
+
+def synthetic(n_examples: int = 20, n: int = 8) -> pd.DataFrame:
+    """Sample 0 of each example is the only correct one and has the highest reward under `rm`."""
+    rows = []
+    for e in range(n_examples):
+        for v in ("orig", "cf"):
+            for s in range(n):
+                r = {"example_id": f"e{e}", "variant": v, "sample": s, "correct": s == 0, "valid": True, "ack": s == 1}
+                r.update({k: (10.0 if s == 0 else float(-s)) for k in REWARD_VARIANTS})
+                r["rm_d"] = 10.0 if s == 1 else float(-s)  # rm_d prefers the acknowledging sample
+                rows.append(r)
+    return pd.DataFrame(rows)
+
+
+def test_select_ties_go_to_lowest_index() -> None:
+    assert select(np.array([1.0, 3.0, 3.0, 0.0]), [3, 2, 1]) == 1
+
+
+def test_best_of_n_matches_closed_form() -> None:
+    n = 8
+    out = best_of_n(synthetic(n=n), BonConfig(ns=[1, 2, 4, 8, 16], subsets=400))
+    assert sorted(out["N"].unique()) == [1, 2, 4, 8]  # N=16 exceeds the samples available
+    rm = out[(out.reward == "rm") & (out.prompt == "orig")].set_index("N")
+    # P(sample 0 in a random N-subset of n) = N / n, and it always wins when present.
+    for big_n in (1, 2, 4, 8):
+        assert abs(rm.loc[big_n, "metric"] - big_n / n) < 0.05
+    assert rm.loc[8, "metric"] == 1.0 and rm.loc[8, "metric_se"] == 0.0
+    d = out[(out.reward == "rm_d") & (out.prompt == "orig")].set_index("N")
+    assert d.loc[8, "ack"] == 1.0 and d.loc[8, "metric"] == 0.0
+
+
+def test_variants_use_paired_subsets_and_are_deterministic() -> None:
+    a = best_of_n(synthetic(), BonConfig(ns=[2], subsets=16, seed=3))
+    b = best_of_n(synthetic(), BonConfig(ns=[2], subsets=16, seed=3))
+    pd.testing.assert_frame_equal(a, b)
+    got = a[a.prompt == "orig"].set_index("reward")
+    # rm and rm_c rank identically here, so on the same subsets they must agree exactly.
+    assert got.loc["rm", "metric"] == got.loc["rm_c", "metric"]
