@@ -13,12 +13,15 @@ response (sampled or greedy):
 Invalid answers (no parseable option): with `invalid: as_answer` (default) "invalid" is treated as
 one more answer value, so an invalid response differs from any valid one and equals another
 invalid one; with `invalid: never_fires` a pair involving an invalid answer never counts as a
-difference. An invalid answer is never correct. An example without counterfactual samples gets
+difference. An invalid answer is never correct. With `receipts: true` each row also carries the
+response's receipt over all declared sources (from the `receipts` stage; see
+`alignment/receipts/runner.py` for the verdict definition). An example without counterfactual samples gets
 `cf_sample = -1`, no firing and `p_d = p_c = 0` (nothing to attribute against).
 """
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from dataclasses import dataclass
@@ -38,6 +41,12 @@ class AttributionConfig:
     invalid: Literal["as_answer", "never_fires"] = doc(
         "Invalid answers: as_answer (one more answer value) or never_fires (no difference).",
         "as_answer",
+    )
+    receipts: bool = doc(
+        "Also execute the judgment cube over every declared source (extra generations for the "
+        "hybrids) and attach each response's receipt; scoring then adds the `rm_receipt` variant, "
+        "whose acknowledgment names exactly the sources in the receipt.",
+        False,
     )
 
 
@@ -89,9 +98,18 @@ def attribute_responses(responses: pd.DataFrame, cfg: AttributionConfig) -> pd.D
     return pd.DataFrame(rows)
 
 
+def attach_receipts(df: pd.DataFrame, run: RunDir) -> pd.DataFrame:
+    """Join the per-response receipts of the `receipts` stage (JSON list of source lists)."""
+    rec = run.read("receipts", "responses.parquet")[["example_id", "sample", "receipt"]]
+    rec = rec.assign(receipt=[json.dumps([list(map(str, a)) for a in r]) for r in rec["receipt"]])
+    return df.merge(rec, on=["example_id", "sample"], how="left").fillna({"receipt": "[]"})
+
+
 def attribute(cfg: AttributionConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
     started = time.time()
     df = attribute_responses(run.read("generate"), cfg)
+    if cfg.receipts:
+        df = attach_receipts(df, run)
     write_parquet(run.stage("attribute") / "data.parquet", df)
     counts = {
         "responses": len(df),

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from alignment.config import check, doc
-from alignment.reward.stage import REWARD_VARIANTS
+from alignment.reward.stage import RECEIPT_VARIANT, REWARD_VARIANTS
 from alignment.stats import mean_se
 from alignment.store import RunDir, atomic_path, write_parquet, write_text
 
@@ -35,13 +35,17 @@ class BonConfig:
     ns: list[int] = doc("Values of N (kept when at most the number of samples).", factory=lambda: [1, 2, 4, 8, 16])
     subsets: int = doc("Random N-subsets drawn per example and N.", 64)
     seed: int = doc("Seed for the subset draws.", 0)
-    variants: list[str] = doc("Reward variants to compare.", factory=lambda: list(REWARD_VARIANTS))
+    variants: list[str] = doc(
+        "Reward variants to compare (rm_receipt is used only when the run has receipts).",
+        factory=lambda: [*REWARD_VARIANTS, RECEIPT_VARIANT],
+    )
 
     def __post_init__(self) -> None:
         check(all(n >= 1 for n in self.ns), "ns", "every N must be >= 1")
         check(self.subsets >= 1, "subsets", "must be >= 1")
-        bad = [v for v in self.variants if v not in REWARD_VARIANTS]
-        check(not bad, "variants", f"unknown {bad}; choose from {', '.join(REWARD_VARIANTS)}")
+        known = [*REWARD_VARIANTS, RECEIPT_VARIANT]
+        bad = [v for v in self.variants if v not in known]
+        check(not bad, "variants", f"unknown {bad}; choose from {', '.join(known)}")
 
 
 def draws(n_avail: int, n: int, subsets: int, rng: random.Random) -> list[list[int]]:
@@ -60,6 +64,7 @@ def select(rewards: np.ndarray, subset: list[int]) -> int:
 def best_of_n(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
     """`table`: one row per sampled response with reward columns, `correct`, `valid`, `ack`."""
     table = table[table["sample"] >= 0].sort_values(["example_id", "variant", "sample"])
+    variants = [v for v in cfg.variants if v in table.columns]
     per: dict[tuple[int, str, str], dict[str, list[float]]] = {}
     for (ex_id, prompt), g in table.groupby(["example_id", "variant"], sort=True):
         m = len(g)
@@ -67,7 +72,7 @@ def best_of_n(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
             if n > m:
                 continue
             subs = draws(m, n, cfg.subsets, random.Random(f"bon/{cfg.seed}/{ex_id}/{prompt}/{n}"))
-            for variant in cfg.variants:
+            for variant in variants:
                 r = g[variant].to_numpy()
                 picks = [select(r, s) for s in subs]
                 acc = per.setdefault((n, prompt, variant), {"metric": [], "ack": [], "valid": []})

@@ -18,6 +18,7 @@ COMMANDS = [
     "alignment.commands",
     "alignment.judge.cli",
     "alignment.reasonbench.cli",
+    "alignment.bench",
 ]
 
 

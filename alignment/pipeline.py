@@ -25,6 +25,7 @@ from alignment.errors import UserError
 from alignment.generation import GenerationConfig
 from alignment.generation.stage import generate as generate_stage
 from alignment.judge import JudgeConfig, make_judge
+from alignment.receipts.stage import receipts as receipts_stage
 from alignment.reward import RewardConfig
 from alignment.reward.stage import score as score_stage
 from alignment.store import RunDir, write_parquet, write_text
@@ -73,6 +74,10 @@ def generate(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict
     return generate_stage(cfg.generation, run, key, quiet)
 
 
+def receipts(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    return receipts_stage(cfg.generation, cfg.attribution.seed, run, key, quiet)
+
+
 def attribute(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
     return attribution.attribute(cfg.attribution, run, key, quiet)
 
@@ -109,11 +114,13 @@ class Stage:
     fn: Callable[[RunConfig, RunDir, str, bool], dict[str, Any]]
     sections: tuple[str, ...]  # config sections the stage depends on
     inputs: tuple[str, ...]  # stages whose artifacts it reads
+    enabled: Callable[[RunConfig], bool] = lambda cfg: True
 
 
 STAGES: list[Stage] = [
     Stage("build", build, ("task",), ()),
     Stage("generate", generate, ("generation",), ("build",)),
+    Stage("receipts", receipts, ("generation", "attribution"), ("build", "generate"), lambda c: c.attribution.receipts),
     Stage("attribute", attribute, ("attribution",), ("generate",)),
     Stage("score", score, ("reward", "task"), ("build", "generate", "attribute")),
     Stage("ack", ack, ("judge", "task"), ("generate",)),
@@ -122,9 +129,15 @@ STAGES: list[Stage] = [
 ]
 
 
+def stage_inputs(stage: Stage, cfg: RunConfig) -> list[str]:
+    """Declared inputs, plus `receipts` for attribute when receipts are on."""
+    extra = ["receipts"] if stage.name == "attribute" and cfg.attribution.receipts else []
+    return [*stage.inputs, *extra]
+
+
 def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
     parts = {s: to_dict(getattr(cfg, s)) for s in stage.sections}
-    parts["inputs"] = {name: run.key(name) for name in stage.inputs}
+    parts["inputs"] = {name: run.key(name) for name in stage_inputs(stage, cfg)}
     return config_hash({"stage": stage.name, **parts})
 
 
@@ -145,7 +158,11 @@ def prepare_run_dir(cfg: RunConfig, out: str | Path | None) -> RunDir:
 def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: Callable[[str], None] = print) -> bool:
     """Run one stage unless its key is unchanged; returns True when it ran."""
     stage = get_stage(name)
-    for dep in stage.inputs:
+    if not stage.enabled(cfg):
+        if not quiet:
+            log(f"[{stage.name}] off in this config, skipped")
+        return False
+    for dep in stage_inputs(stage, cfg):
         run.require(dep)
     key = stage_key(stage, cfg, run)
     if run.is_done(stage.name, key):

@@ -64,6 +64,8 @@ def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
     top = bon[(bon["N"] == n_max) & (bon["prompt"] == "orig")]
     sampled = attrib[attrib["sample"] >= 0]
     fired = {"rm_d": sampled["d"], "rm_c": sampled["c"], "rm_d_expected": sampled["p_d"], "rm_c_expected": sampled["p_c"]}
+    if "receipt" in sampled.columns:
+        fired["rm_receipt"] = sampled["receipt"] != "[]"
     rows = []
     for r in top.itertuples(index=False):
         f = fired.get(r.reward)

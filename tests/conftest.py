@@ -24,6 +24,33 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 
+# Tiny models are dominated by per-op overhead: one thread avoids OpenMP spin-waits, which on a
+# busy 2-core machine made decoding 10-20x slower. Tests that want more threads use `all_threads`.
+_THREADS = None
+
+
+def _single_thread() -> None:
+    global _THREADS
+    import torch
+
+    if _THREADS is None:
+        _THREADS = torch.get_num_threads()
+    torch.set_num_threads(1)
+
+
+_single_thread()
+
+
+@pytest.fixture
+def all_threads():
+    """Restore torch's default thread count for one test (e.g. the embedded 135M model)."""
+    import torch
+
+    torch.set_num_threads(_THREADS or 1)
+    yield
+    torch.set_num_threads(1)
+
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -23,7 +23,7 @@ from alignment.reasonbench.cases import CUBE_KEYS, SOURCES, key_of, receipt_keys
 from alignment.reasonbench.quotas import PUBLISHED, expected_counts, unit_quotas
 from alignment.receipts import receipt_family
 
-SCALE = 0.03
+SCALE = 0.02
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from alignment.generation.base import GenerationConfig, chat_for
 from alignment.generation.hf import TransformersGenerator
@@ -65,7 +66,7 @@ def test_split_slices_full_tokenizations() -> None:
     split = split_shared(seqs)
     assert split is not None and split.prefix == [1, 2]
     assert split.rows == [([3, 4], [[9], [7, 8]]), ([5], [[9], [7, 8]])]
-    ids, mask, pos, ends = pack_rows(split.rows, 2, 0, np.float32 and __import__("torch").float32)
+    ids, mask, pos, ends = pack_rows(split.rows, 2, 0, torch.float32)
     assert pos[0].tolist() == [2, 3, 4, 4, 5]
     assert ends.tolist() == [[0, 2], [0, 4], [1, 1], [1, 3]]
     # The suffixed tail (columns 3, 4) must not see the plain tail (column 2).

@@ -492,3 +492,20 @@ def test_cli_build_needs_task_and_data_dir(tmp_path: Path, capsys) -> None:
     assert "--task" in capsys.readouterr().err
     assert cli.main(["build", "--task", "mathbook", "--data-dir", str(tmp_path)]) == 2
     assert "--out" in capsys.readouterr().err
+
+
+def test_console_script_malformed_file_one_line(tmp_path: Path) -> None:
+    """In a real process no third-party progress bar may precede the one-line error."""
+    import os
+    import subprocess
+    import sys
+
+    write_jsonl(tmp_path / "data" / "dev.json", [*GOOD_MATH[:2], {"question": "q", "options": []}])
+    env = {k: v for k, v in os.environ.items() if not k.endswith("DISABLE_PROGRESS_BARS")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "alignment.cli", "build", "--task", "mathbook", "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "X")],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
+    assert "dev.json row 3" in proc.stderr and "Traceback" not in proc.stderr

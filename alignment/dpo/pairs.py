@@ -32,14 +32,18 @@ PAIR_COLUMNS = ["example_id", "prompt", "chosen", "rejected", "chosen_sample", "
 def _pick(group: pd.DataFrame, reward: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """Chosen = highest-reward valid response, rejected = lowest-reward response of any kind.
 
-    Ties go to the lowest sample index, so the pair does not depend on row order.
+    Ties go to the lowest sample index (for the rejected one: the lowest other than the chosen),
+    so the pair does not depend on row order.
     """
     g = group.sort_values("sample", kind="stable")
     valid = g[g["valid"]]
     if valid.empty:
         return None, None
     chosen = valid.loc[valid[reward].idxmax()]
-    rejected = g.loc[g[reward].idxmin()]
+    # Among equally low responses prefer one other than the chosen, so a tie reads as a tie.
+    low = g[g[reward] == g[reward].min()]
+    others = low[low["sample"] != chosen["sample"]]
+    rejected = (others if len(others) else low).iloc[0]
     return chosen.to_dict(), rejected.to_dict()
 
 

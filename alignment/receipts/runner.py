@@ -146,6 +146,15 @@ def _response_fns(
     return verdict, has
 
 
+def strategy_d(row: Row, response: Row, pool: Pool, seed: int) -> bool:
+    """`attribute`'s `d` read off the response's cube: its protected singleton differs from it.
+
+    Computed outside `execute_cube` because a cube whose endpoints agree never executes it.
+    """
+    verdict, _ = _response_fns(row, response, pool, seed)
+    return verdict(frozenset({protected_source(row)})) != verdict(frozenset())
+
+
 def _cube(fns: tuple[Callable, Callable], order: Sequence[str], full: bool) -> tuple[Cube, set]:
     missing: set[frozenset[str]] = set()
     cube = execute_cube(order, _recorder(fns[0], fns[1], missing), full=full)
@@ -273,6 +282,7 @@ class CubeRun:
     response_cubes: dict[tuple[str, int], Cube]
     hybrids: pd.DataFrame  # generated hybrid responses; `variant` holds the hybrid key
     rounds: int
+    response_d: dict[tuple[str, int], bool] = field(default_factory=dict)
     generated: dict[str, list[str]] = field(default_factory=dict)  # example_id -> new hybrid keys
 
 
@@ -330,5 +340,11 @@ def run_cubes(
         if eid in by_id
         for r in rs
     }
+    d = {
+        (eid, int(r["sample"])): strategy_d(by_id[eid], r, pool, seed)
+        for eid, rs in origs.items()
+        if eid in by_id
+        for r in rs
+    }
     hybrids = pd.concat(new_rows, ignore_index=True) if new_rows else pd.DataFrame()
-    return CubeRun(pool, ex_cubes, resp_cubes, hybrids, rounds, generated)
+    return CubeRun(pool, ex_cubes, resp_cubes, hybrids, rounds, d, generated)

@@ -36,7 +36,7 @@ from alignment.generation.base import GenerationConfig, Generator
 from alignment.receipts.cube import Cube, Family, cell_order
 from alignment.receipts.runner import CubeRun, hybrid_key, run_cubes, source_names
 from alignment.store import RunDir, write_parquet, write_text
-from alignment.tasks.base import load_prompt, protected_source
+from alignment.tasks.base import load_prompt
 
 
 def receipt_lists(receipt: Family, order: Sequence[str]) -> list[list[str]]:
@@ -85,9 +85,8 @@ def _ordered(cube: Cube, order: Sequence[str]) -> list[tuple[frozenset[str], Any
     return [(t, int(cube.cells[t])) for t in cell_order(order) if t in cube.cells]
 
 
-def _response_row(row: dict[str, Any], sample: int, cube: Cube) -> dict[str, Any]:
+def _response_row(row: dict[str, Any], sample: int, cube: Cube, d: bool) -> dict[str, Any]:
     order = source_names(row)
-    protected = frozenset({protected_source(row)})
     return {
         "example_id": str(row["id"]),
         "sample": sample,
@@ -95,7 +94,7 @@ def _response_row(row: dict[str, Any], sample: int, cube: Cube) -> dict[str, Any
         "cells": json.dumps({hybrid_key(t, order): v for t, v in _ordered(cube, order)}),
         "receipt": receipt_lists(cube.receipt, order),
         "executions": cube.executions,
-        "d": protected in cube.cells and cube.cells[protected] != cube.old,
+        "d": d,
     }
 
 
@@ -127,7 +126,10 @@ def receipts(
     result = run_cubes(examples, responses, gen_cfg, shard_dir, attribution_seed, generator, full)
     by_id = {str(r["id"]): r for r in examples.to_dict("records")}
     ex_rows = [_example_row(by_id[e], c, result) for e, c in result.example_cubes.items()]
-    resp_rows = [_response_row(by_id[e], s, c) for (e, s), c in result.response_cubes.items()]
+    resp_rows = [
+        _response_row(by_id[e], s, c, result.response_d[e, s])
+        for (e, s), c in result.response_cubes.items()
+    ]
     stage = run.stage("receipts")
     write_parquet(stage / "data.parquet", pd.DataFrame(ex_rows))
     write_parquet(stage / "responses.parquet", pd.DataFrame(resp_rows))

@@ -8,12 +8,15 @@
 - `rm_d_expected` / `rm_c_expected`: p·augmented + (1 − p)·plain with p = `p_d` / `p_c`.
 
 Counterfactual responses answer a prompt without the feature, so there is nothing to attribute:
-every final reward equals the plain one there. Each example is committed as its own shard, so an
+every final reward equals the plain one there. With receipts on (`attribution.receipts`), original
+responses whose receipt is non-empty are also scored with a disclaimer naming exactly the
+receipt's sources (`reward_receipt`, final variant `rm_receipt`). Each example is committed as its own shard, so an
 interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from typing import Any
@@ -28,13 +31,31 @@ from alignment.store import RunDir, read_parquet, write_parquet, write_text
 from alignment.tasks import TASKS
 
 REWARD_VARIANTS = ["rm", "rm_d", "rm_c", "rm_d_expected", "rm_c_expected"]
+# Only with `attribution.receipts: true`: augmented by a disclaimer naming the receipt's sources.
+RECEIPT_VARIANT = "rm_receipt"
 
 
 def ack_suffix(task: str) -> str:
     return "\n\n" + TASKS.get(task).ack_sentence()
 
 
-def score_example(rm: RewardModel, ex: dict[str, Any], group: pd.DataFrame, suffix: str) -> list[dict[str, Any]]:
+def receipt_scores(rm: RewardModel, prompt: Any, part: pd.DataFrame, receipt_suffix: dict[int, str]) -> dict[int, float]:
+    """Score each original response with the disclaimer its own receipt calls for (if any)."""
+    out: dict[int, float] = {}
+    by_suffix: dict[str, list[int]] = {}
+    for s in part["sample"]:
+        if receipt_suffix.get(int(s)):
+            by_suffix.setdefault(receipt_suffix[int(s)], []).append(int(s))
+    texts = dict(zip(part["sample"].astype(int), part["text"], strict=True))
+    for suffix, samples in sorted(by_suffix.items()):
+        scores = rm.score(prompt, [texts[s] for s in samples], [suffix])
+        out.update({s: float(v[0]) for s, v in zip(samples, scores, strict=True)})
+    return out
+
+
+def score_example(
+    rm: RewardModel, ex: dict[str, Any], group: pd.DataFrame, suffix: str, receipt_suffix: dict[int, str] | None = None
+) -> list[dict[str, Any]]:
     rows = []
     for variant in ("orig", "cf"):
         part = group[group["variant"] == variant].sort_values("sample")
@@ -43,17 +64,33 @@ def score_example(rm: RewardModel, ex: dict[str, Any], group: pd.DataFrame, suff
         prompt = chat_for(ex["system"], ex["query"] if variant == "orig" else ex["cf_query"])
         suffixes = ["", suffix] if variant == "orig" else [""]
         scores = rm.score(prompt, part["text"].tolist(), suffixes)
+        by_receipt = receipt_scores(rm, prompt, part, receipt_suffix) if receipt_suffix is not None and variant == "orig" else {}
         for (_, r), s in zip(part.iterrows(), scores, strict=True):
-            rows.append(
-                {
-                    "example_id": ex["id"],
-                    "variant": variant,
-                    "sample": int(r["sample"]),
-                    "reward_plain": float(s[0]),
-                    "reward_augmented": float(s[1]) if len(s) > 1 else float("nan"),
-                }
-            )
+            row = {
+                "example_id": ex["id"],
+                "variant": variant,
+                "sample": int(r["sample"]),
+                "reward_plain": float(s[0]),
+                "reward_augmented": float(s[1]) if len(s) > 1 else float("nan"),
+            }
+            if receipt_suffix is not None:
+                row["reward_receipt"] = by_receipt.get(int(r["sample"]), float(s[0]))
+            rows.append(row)
     return rows
+
+
+def receipt_suffixes(task: str, attrib: pd.DataFrame, ex_id: str) -> dict[int, str] | None:
+    """sample → the disclaimer naming that response's receipt sources, after a blank line ("" if none)."""
+    if "receipt" not in attrib.columns:
+        return None
+    from alignment.receipts.stage import disclaimer
+
+    part = attrib[attrib["example_id"] == ex_id]
+    out = {}
+    for s, rec in zip(part["sample"], part["receipt"], strict=True):
+        text = disclaimer(task, json.loads(rec))
+        out[int(s)] = "\n\n" + text if text else ""
+    return out
 
 
 def final_rewards(scores: pd.DataFrame, attrib: pd.DataFrame) -> pd.DataFrame:
@@ -70,6 +107,8 @@ def final_rewards(scores: pd.DataFrame, attrib: pd.DataFrame) -> pd.DataFrame:
     df["rm_c"] = np.where(df["c"], aug, plain)
     df["rm_d_expected"] = df["p_d"] * aug + (1 - df["p_d"]) * plain
     df["rm_c_expected"] = df["p_c"] * aug + (1 - df["p_c"]) * plain
+    if "reward_receipt" in df.columns:
+        df[RECEIPT_VARIANT] = df["reward_receipt"].fillna(df["reward_plain"])
     return df
 
 
@@ -85,14 +124,17 @@ def score(cfg: RewardConfig, task: str, run: RunDir, key: str, quiet: bool = Fal
         run.invalidate("score")
         write_text(key_file, key)
     suffix = ack_suffix(task)
+    attrib = run.read("attribute")
     ids = sorted(responses["example_id"].unique())
     for i, ex_id in enumerate(tqdm(ids, desc="score", unit="example", disable=quiet)):
         path = shards / f"part-{i:05d}.parquet"
         if path.exists():
             continue
         rm = rm or make_reward_model(cfg)
-        write_parquet(path, score_example(rm, examples.loc[ex_id].to_dict(), responses[responses["example_id"] == ex_id], suffix))
+        group = responses[responses["example_id"] == ex_id]
+        rows = score_example(rm, examples.loc[ex_id].to_dict(), group, suffix, receipt_suffixes(task, attrib, ex_id))
+        write_parquet(path, rows)
     scores = pd.concat([read_parquet(shards / f"part-{i:05d}.parquet") for i in range(len(ids))], ignore_index=True)
-    df = final_rewards(scores, run.read("attribute"))
+    df = final_rewards(scores, attrib)
     write_parquet(stage / "data.parquet", df)
     return run.finish("score", key, started, {"responses": len(df)}, models={"reward": cfg.model})

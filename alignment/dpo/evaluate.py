@@ -1,0 +1,186 @@
+"""`alignment dpo-eval CONFIG --out DIR`: the base policy and every trained adapter, re-evaluated.
+
+Reads build and dpo-train. Each policy answers the original and the counterfactual prompt of
+every `dpo.eval_split` example greedily and with `dpo.eval_n_samples` samples; the acknowledgment
+judge (`judge.*`) labels every response. Writes `dpo-eval/responses.parquet`, per-seed scores
+`dpo-eval/data.parquet`, the seed-aggregated table as `dpo.csv`, `dpo.md`, `dpo.tex`, and the
+figure `dpo.png`. Generation is sharded per policy, so an interrupted run resumes.
+
+Decodings:
+- greedy: the single greedy answer; invalid counts as not correct.
+- majority: the most frequent valid answer among the samples. Tie rule: among the tied answers
+  the one that occurs first in sample order wins; no valid sample → no answer (not correct).
+  Its acknowledgment rate is the share of all the samples that acknowledge the feature.
+Scores are shares over examples; gap = orig − cf; mean ± std (ddof 1, 0 for one seed) over seeds.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from alignment.config import config_hash, to_dict
+from alignment.dpo.config import DPOConfig
+from alignment.dpo.tables import plot, write_tables
+from alignment.dpo.train import pick_device
+from alignment.errors import UserError
+from alignment.generation import GenerationConfig
+from alignment.store import RunDir, write_parquet, write_text
+
+if TYPE_CHECKING:
+    from alignment.pipeline import RunConfig
+
+BASE = "base"
+MEASURES = ("metric", "ack")
+
+
+def majority(preds: list[Any]) -> Any:
+    """Most frequent valid answer; ties → the answer seen first. None when nothing is valid.
+
+    >>> majority([None, 2, 1, 1, 2])
+    2
+    >>> majority([None, None]) is None
+    True
+    """
+    valid = [p for p in preds if p is not None and not (isinstance(p, float) and np.isnan(p))]
+    if not valid:
+        return None
+    counts = Counter(valid)
+    top = max(counts.values())
+    return next(p for p in valid if counts[p] == top)
+
+
+def gen_config(dcfg: DPOConfig, base: GenerationConfig) -> GenerationConfig:
+    return GenerationConfig(
+        backend="transformers", model=dcfg.model, n_samples=dcfg.eval_n_samples, temperature=dcfg.temperature,
+        top_p=dcfg.top_p, max_new_tokens=dcfg.max_new_tokens, greedy=True, batch_size=dcfg.eval_batch_size,
+        dtype=dcfg.dtype, device=pick_device(dcfg.device), seed=dcfg.eval_seed, trust_remote_code=base.trust_remote_code,
+    )
+
+
+def policy_generator(gcfg: GenerationConfig, adapter: Path | None) -> Any:
+    """Base model, or base + LoRA merged in (merging makes decoding as fast as the base)."""
+    from alignment.generation.hf import TransformersGenerator
+
+    if adapter is None:
+        return TransformersGenerator(gcfg)
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from alignment.generation.models import load_model, load_tokenizer, resolve
+
+    path = resolve(gcfg.model)
+    base = load_model(AutoModelForCausalLM, path, gcfg.dtype, gcfg.device, gcfg.trust_remote_code)
+    model = PeftModel.from_pretrained(base, str(adapter)).merge_and_unload().eval()
+    return TransformersGenerator(gcfg, model=model, tokenizer=load_tokenizer(path, gcfg.trust_remote_code))
+
+
+def policies(run: RunDir) -> list[dict[str, Any]]:
+    """The base policy plus every trained adapter listed by dpo-train."""
+    out: list[dict[str, Any]] = [{"policy": BASE, "reward": BASE, "seed": -1, "adapter": None}]
+    for r in run.read("dpo-train").to_dict("records"):
+        if r["adapter"]:
+            out.append({"policy": r["run"], "reward": r["reward"], "seed": int(r["seed"]), "adapter": run.path / r["adapter"]})
+    return out
+
+
+def generate_policy(run: RunDir, pol: dict[str, Any], examples: pd.DataFrame, gcfg: GenerationConfig, quiet: bool) -> pd.DataFrame:
+    from alignment.generation.stage import run_generation
+
+    folder = run.stage("dpo-eval") / "gen" / pol["policy"]
+    adapter = pol["adapter"]
+    stamp = (adapter / "adapter_model.safetensors").stat().st_mtime_ns if adapter else None
+    key = config_hash({"gen": to_dict(gcfg), "ids": examples["id"].tolist(), "adapter": stamp})
+    key_file = folder / "key.txt"
+    if not key_file.is_file() or key_file.read_text() != key:
+        shutil.rmtree(folder, ignore_errors=True)  # shards of another config or adapter would mix
+        write_text(key_file, key)
+    df = run_generation(examples, gcfg, folder / "shards", quiet, generator=lambda: policy_generator(gcfg, adapter),
+                        desc=f"dpo-eval {pol['policy']}")
+    return df.assign(policy=pol["policy"], reward=pol["reward"], seed=pol["seed"])
+
+
+def score_policy(resp: pd.DataFrame, answers: pd.Series) -> list[dict[str, Any]]:
+    """Per (prompt variant, decoding): metric and acknowledgment rate over examples."""
+    rows = []
+    for variant, g in resp.groupby("variant"):
+        greedy = g[g["sample"] < 0]
+        rows.append({"prompt": variant, "decoding": "greedy", "metric": float(greedy["correct"].mean()),
+                     "ack": float(greedy["ack"].mean()), "valid": float(greedy["valid"].mean()), "examples": len(greedy)})
+        sampled = g[g["sample"] >= 0].sort_values(["example_id", "sample"])
+        per_ex = [(majority(s["pred"].tolist()), float(s["ack"].mean()), ex) for ex, s in sampled.groupby("example_id")]
+        rows.append({"prompt": variant, "decoding": "majority",
+                     "metric": float(np.mean([p is not None and int(p) == int(answers[ex]) for p, _, ex in per_ex])),
+                     "ack": float(np.mean([a for _, a, _ in per_ex])),
+                     "valid": float(np.mean([p is not None for p, _, _ in per_ex])), "examples": len(per_ex)})
+    return rows
+
+
+def per_seed_scores(resp: pd.DataFrame, answers: pd.Series) -> pd.DataFrame:
+    rows = []
+    for (policy, reward, seed), g in resp.groupby(["policy", "reward", "seed"], sort=False):
+        for r in score_policy(g, answers):
+            rows.append({"policy": policy, "reward": reward, "seed": seed, **r})
+    return pd.DataFrame(rows)
+
+
+def _std(x: pd.Series) -> float:
+    return float(x.std(ddof=1)) if len(x) > 1 else 0.0
+
+
+def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
+    """Mean ± std over seeds of orig, cf and the per-seed gap orig − cf, per reward and decoding."""
+    wide = scores.pivot_table(index=["reward", "decoding", "seed"], columns="prompt", values=list(MEASURES)).reset_index()
+    wide.columns = ["_".join(c for c in col if c) for col in wide.columns]
+    for m in MEASURES:
+        wide[f"{m}_gap"] = wide[f"{m}_orig"] - wide[f"{m}_cf"]
+    order = {BASE: 0, "rm": 1, "rm_d": 2, "rm_c": 3, "rm_d_expected": 4, "rm_c_expected": 5}
+    rows = []
+    for (reward, decoding), g in wide.groupby(["reward", "decoding"]):
+        row: dict[str, Any] = {"reward": reward, "decoding": decoding, "seeds": len(g)}
+        for m in MEASURES:
+            for part in ("orig", "cf", "gap"):
+                row[f"{m}_{part}"] = float(g[f"{m}_{part}"].mean())
+                row[f"{m}_{part}_std"] = _std(g[f"{m}_{part}"])
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    return out.sort_values(["decoding", "reward"], key=lambda s: s.map(order) if s.name == "reward" else s).reset_index(drop=True)
+
+
+def dpo_eval(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
+    """Stage function: generate, judge and score every policy; write tables and the figure."""
+    from alignment.judge import make_judge
+    from alignment.report import METRIC_LABEL
+    from alignment.tasks import TASKS
+
+    started = time.time()
+    dcfg: DPOConfig = cfg.dpo
+    examples = run.read("build")
+    examples = examples[examples["split"] == dcfg.eval_split].sort_values("id")
+    if examples.empty:
+        raise UserError(f"dpo.eval_split: no built examples in split {dcfg.eval_split!r}; built splits: "
+                        f"{sorted(run.read('build')['split'].unique())}")
+    if dcfg.eval_max_examples is not None:
+        examples = examples.iloc[: dcfg.eval_max_examples]
+    gcfg = gen_config(dcfg, cfg.generation)
+    resp = pd.concat([generate_policy(run, p, examples, gcfg, quiet) for p in policies(run)], ignore_index=True)
+    verdicts = make_judge(cfg.judge).judge(cfg.task.name, resp["text"].tolist())
+    resp["ack"] = [v.ack for v in verdicts]
+    folder = run.stage("dpo-eval")
+    write_parquet(folder / "responses.parquet", resp)
+    scores = per_seed_scores(resp, examples.set_index("id")["answer"])
+    write_parquet(folder / "data.parquet", scores)
+    metric_label = METRIC_LABEL[TASKS.get(cfg.task.name).metric]
+    agg = aggregate(scores)
+    write_tables(agg, folder, metric_label)
+    plot(agg, metric_label, folder / "dpo.png")
+    counts = {"policies": int(resp["policy"].nunique()), "responses": len(resp), "examples": len(examples)}
+    return run.finish("dpo-eval", key, started, counts, models={"policy": dcfg.model},
+                      extra={"judge": cfg.judge.name, "metric": metric_label, "eval_n_samples": dcfg.eval_n_samples,
+                             "seeds": list(dcfg.seeds)})

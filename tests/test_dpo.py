@@ -1,0 +1,228 @@
+"""DPO: pair construction on hand-made reward tables, and a tiny random-Llama LoRA DPO run.
+
+`.venv/bin/python -m pytest -q tests/test_dpo.py` (offline; the tiny model comes from conftest).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from alignment.dpo import (
+    DPOConfig,
+    dpo_eval,
+    dpo_pairs,
+    dpo_report_section,
+    dpo_train,
+    majority,
+    make_pairs,
+    split_pairs,
+)
+from alignment.dpo.train import best_step, checkpoints, train_one
+from alignment.errors import UserError
+from alignment.store import RunDir, write_parquet
+
+
+def tables(rows: list[tuple[str, int, float, bool]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(example_id, sample, reward, valid) rows → scores, responses, examples (plus cf noise)."""
+    resp = pd.DataFrame(
+        [{"example_id": e, "variant": "orig", "sample": s, "text": f"{e}-{s}", "valid": v} for e, s, _, v in rows]
+        + [{"example_id": e, "variant": "cf", "sample": s, "text": "cf", "valid": True} for e, s, _, _ in rows]
+    )
+    scores = pd.DataFrame(
+        [{"example_id": e, "variant": "orig", "sample": s, "rm": r} for e, s, r, _ in rows]
+        + [{"example_id": e, "variant": "cf", "sample": s, "rm": 99.0} for e, s, _, _ in rows]
+    )
+    ids = sorted({e for e, *_ in rows})
+    examples = pd.DataFrame({"id": ids, "split": "test", "system": "sys", "query": [f"q {i}" for i in ids]})
+    return scores, resp, examples
+
+
+def test_pairs_pick_best_valid_and_worst_any() -> None:
+    scores, resp, ex = tables([("a", 0, 1.0, True), ("a", 1, 3.0, False), ("a", 2, 2.0, True), ("a", 3, -1.0, False)])
+    pairs, stats = make_pairs(scores, resp, ex, "rm")
+    assert len(pairs) == 1
+    p = pairs.iloc[0]
+    # sample 1 has the top reward but is invalid; the counterfactual rows (reward 99) never count
+    assert (p["chosen_sample"], p["rejected_sample"]) == (2, 3)
+    assert p["prompt"] == [{"role": "system", "content": "sys"}, {"role": "user", "content": "q a"}]
+    assert p["chosen"] == [{"role": "assistant", "content": "a-2"}]
+    assert p["rejected"] == [{"role": "assistant", "content": "a-3"}]
+    assert stats["mean_margin"] == pytest.approx(3.0)
+
+
+def test_pairs_skip_ties_all_invalid_and_single_sample() -> None:
+    scores, resp, ex = tables(
+        [("tie", 0, 1.0, True), ("tie", 1, 1.0, True),
+         ("bad", 0, 1.0, False), ("bad", 1, 2.0, False),
+         ("one", 0, 5.0, True),
+         ("ok", 0, 0.0, True), ("ok", 1, 2.0, True)]
+    )
+    pairs, stats = make_pairs(scores, resp, ex, "rm")
+    assert pairs["example_id"].tolist() == ["ok"]
+    assert stats == {"examples": 4, "pairs": 1, "skipped_no_valid": 1, "skipped_same_response": 1,
+                     "skipped_equal_rewards": 1, "mean_margin": 2.0}
+
+
+def test_pairs_chosen_is_lowest_when_only_valid() -> None:
+    # The only valid response is also the lowest-reward one: same response, no pair.
+    scores, resp, ex = tables([("a", 0, 0.0, True), ("a", 1, 3.0, False)])
+    pairs, stats = make_pairs(scores, resp, ex, "rm")
+    assert pairs.empty and stats["skipped_same_response"] == 1
+
+
+def test_pairs_missing_variant_is_user_error() -> None:
+    scores, resp, ex = tables([("a", 0, 0.0, True)])
+    with pytest.raises(UserError, match="rm_d"):
+        make_pairs(scores, resp, ex, "rm_d")
+
+
+def test_split_is_seeded_by_example_and_capped() -> None:
+    pairs = pd.DataFrame({"example_id": [f"e{i}" for i in range(10)]})
+    a, b = split_pairs(pairs, 0.3, 1, None), split_pairs(pairs, 0.3, 1, None)
+    assert a.equals(b)
+    assert (a["split"] == "valid").sum() == 3 and len(a) == 10
+    capped = split_pairs(pairs, 0.25, 1, 4)
+    assert len(capped) == 4 and (capped["split"] == "valid").sum() == 1
+    assert split_pairs(pairs.iloc[:0], 0.25, 0, 4).empty
+
+
+def test_config_validation() -> None:
+    with pytest.raises(UserError, match="variants"):
+        DPOConfig(variants=["rm", "nope"])
+    with pytest.raises(UserError, match="valid_fraction"):
+        DPOConfig(valid_fraction=1.0)
+    with pytest.raises(UserError, match="max_prompt_length"):
+        DPOConfig(max_length=64, max_prompt_length=64)
+
+
+def test_majority_tie_rule() -> None:
+    assert majority([1, 0, 0, 1]) == 1  # tie: the answer seen first
+    assert majority([None, 2, 0, 0]) == 0
+    assert majority([None, float("nan")]) is None
+
+
+def test_best_step_rule() -> None:
+    assert best_step({2: (0.5, 0.7), 4: (0.5, 0.6), 6: (0.4, 0.1)}, [2, 4, 6]) == 4
+    assert best_step({2: (1.0, 0.7), 4: (1.0, 0.7)}, [2, 4]) == 2
+    assert best_step({2: (0.5, 0.7)}, [2, 4]) == 2
+    assert best_step({}, []) is None
+
+
+# ------------------------------------------------------------------------------ tiny training
+
+
+def toy_pairs(n: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "example_id": [f"e{i}" for i in range(n)],
+            "prompt": [[{"role": "system", "content": "Answer."}, {"role": "user", "content": f"Problem {i}: x = {i} + 1"}]
+                       for i in range(n)],
+            "chosen": [[{"role": "assistant", "content": "Therefore, the answer is (A)."}] for _ in range(n)],
+            "rejected": [[{"role": "assistant", "content": "The nurse said he was late."}] for _ in range(n)],
+        }
+    )
+
+
+class Interrupt(Exception):
+    pass
+
+
+def interrupt_after_first_save():
+    from transformers import TrainerCallback
+
+    class Stop(TrainerCallback):
+        def on_save(self, args, state, control, **kw):
+            raise Interrupt
+
+    return Stop()
+
+
+def lora_b_norm(adapter: Path) -> float:
+    from safetensors.torch import load_file
+
+    weights = load_file(str(adapter / "adapter_model.safetensors"))
+    return sum(float(v.abs().sum()) for k, v in weights.items() if "lora_B" in k)
+
+
+def test_tiny_dpo_run_resumes_keeps_best_and_changes_weights(tiny_llama_dir: Path, tmp_path: Path) -> None:
+    cfg = DPOConfig(model=str(tiny_llama_dir), device="cpu", seeds=[0], epochs=2, batch_size=2, eval_steps=2,
+                    learning_rate=5e-3, lora_r=4, lora_alpha=8, lora_dropout=0.0, max_length=96, max_prompt_length=64)
+    pairs = toy_pairs(8)
+    train, valid = pairs.iloc[:6], pairs.iloc[6:]
+    out = tmp_path / "rm-seed0"
+    with pytest.raises(Interrupt):
+        train_one(cfg, train, valid, out, seed=0, quiet=True, callbacks=[interrupt_after_first_save()])
+    assert sorted(checkpoints(out / "checkpoints")) == [2]
+    assert not (out / "result.json").exists()
+
+    res = train_one(cfg, train, valid, out, seed=0, quiet=True)
+    assert res["status"] == "trained" and res["resumed_from"] == "checkpoint-2"
+    assert res["steps"] == 6  # 3 steps per epoch, 2 epochs: resumed, not restarted
+    left = checkpoints(out / "checkpoints")
+    assert list(left) == [res["best_step"]]  # only the best checkpoint survives
+    state = json.loads((left[res["best_step"]] / "trainer_state.json").read_text())
+    evals = {e["step"]: e["eval_rewards/accuracies"] for e in state["log_history"] if "eval_rewards/accuracies" in e}
+    assert sorted(evals) == [2, 4, 6] and evals[res["best_step"]] == max(evals.values())
+    adapter = out / "adapter"
+    assert (adapter / "adapter_config.json").is_file()
+    assert lora_b_norm(adapter) > 0  # LoRA B starts at zero: any mass means the weights moved
+
+    again = train_one(cfg, train, valid, out, seed=0, quiet=True)
+    assert again["status"] == "skipped" and again["best_step"] == res["best_step"]
+
+
+# ------------------------------------------------------------------------------ stages end to end
+
+
+def fake_run(path: Path) -> RunDir:
+    """build / generate / score artifacts as the upstream stages write them, for 8 examples."""
+    run = RunDir(path)
+    ids = [f"ex{i}" for i in range(8)]
+    build = pd.DataFrame({"id": ids, "split": "test", "system": "Answer.", "query": [f"Problem {i}: x = 1" for i in range(8)],
+                          "cf_query": [f"Problem {i}: x" for i in range(8)], "options": [["1", "2", "3"]] * 8, "answer": 0})
+    texts = ["Therefore, the answer is (A).", "The answer is (B).", "no idea", "I used the solution, (A)."]
+    gen = pd.DataFrame([{"example_id": e, "variant": v, "sample": s, "text": texts[s], "pred": [0, 1, None, 0][s],
+                         "valid": s != 2, "correct": s in (0, 3)} for e in ids for v in ("orig", "cf") for s in range(4)])
+    rng = np.random.default_rng(0)
+    score = gen[["example_id", "variant", "sample"]].assign(**{v: rng.normal(size=len(gen)) for v in ("rm", "rm_d", "rm_c")})
+    for name, df in (("build", build), ("generate", gen), ("score", score)):
+        write_parquet(run.stage(name) / "data.parquet", df)
+        run.finish(name, "k", 0.0, {"rows": len(df)})
+    return run
+
+
+def test_stages_pairs_train_eval_report(tiny_llama_dir: Path, tmp_path: Path) -> None:
+    from alignment.generation import GenerationConfig
+    from alignment.judge import JudgeConfig
+
+    run = fake_run(tmp_path / "run")
+    dcfg = DPOConfig(model=str(tiny_llama_dir), variants=["rm", "rm_c"], device="cpu", batch_size=2, valid_fraction=0.25,
+                     learning_rate=1e-3, lora_r=4, max_length=96, max_prompt_length=64, eval_n_samples=3,
+                     max_new_tokens=6, eval_max_examples=3)
+    cfg = SimpleNamespace(dpo=dcfg, generation=GenerationConfig(), judge=JudgeConfig(), task=SimpleNamespace(name="mathbook"))
+    dpo_pairs(cfg, run, "k1", quiet=True)
+    stats = json.loads((run.stage("dpo-pairs") / "rm" / "stats.json").read_text())
+    assert stats["pairs"] == stats["train"] + stats["valid"] and stats["valid"] >= 1
+    train = pd.read_parquet(run.stage("dpo-pairs") / "rm" / "train.parquet")
+    assert list(train["prompt"].iloc[0][1]) == ["role", "content"] or train["prompt"].iloc[0][1]["role"] == "user"
+
+    dpo_train(cfg, run, "k2", quiet=True)
+    trained = run.read("dpo-train")
+    assert trained["adapter"].notna().all() and len(trained) == 2
+    assert (run.path / trained["adapter"].iloc[0] / "adapter_config.json").is_file()
+
+    dpo_eval(cfg, run, "k3", quiet=True)
+    folder = run.stage("dpo-eval")
+    for name in ("dpo.csv", "dpo.md", "dpo.tex", "dpo.png"):
+        assert (folder / name).is_file()
+    agg = pd.read_csv(folder / "dpo.csv")
+    assert set(agg["reward"]) == {"base", "rm", "rm_c"} and set(agg["decoding"]) == {"greedy", "majority"}
+    assert np.allclose(agg["metric_gap"], agg["metric_orig"] - agg["metric_cf"])
+    section = dpo_report_section(run)
+    assert section[0] == "## DPO" and "![dpo](dpo-eval/dpo.png)" in section
