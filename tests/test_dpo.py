@@ -210,7 +210,7 @@ def test_stages_pairs_train_eval_report(tiny_llama_dir: Path, tmp_path: Path) ->
     stats = json.loads((run.stage("dpo-pairs") / "rm" / "stats.json").read_text())
     assert stats["pairs"] == stats["train"] + stats["valid"] and stats["valid"] >= 1
     train = pd.read_parquet(run.stage("dpo-pairs") / "rm" / "train.parquet")
-    assert list(train["prompt"].iloc[0][1]) == ["role", "content"] or train["prompt"].iloc[0][1]["role"] == "user"
+    assert train["prompt"].iloc[0][1]["role"] == "user" and train["chosen"].iloc[0][0]["role"] == "assistant"
 
     dpo_train(cfg, run, "k2", quiet=True)
     trained = run.read("dpo-train")
