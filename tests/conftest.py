@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 import pytest
+import torch
 
 # No test may reach the network; fail fast instead of waiting for a timeout.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -24,31 +25,10 @@ os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 
-# Tiny models are dominated by per-op overhead: one thread avoids OpenMP spin-waits, which on a
-# busy 2-core machine made decoding 10-20x slower. Tests that want more threads use `all_threads`.
-_THREADS = None
-
-
-def _single_thread() -> None:
-    global _THREADS
-    import torch
-
-    if _THREADS is None:
-        _THREADS = torch.get_num_threads()
-    torch.set_num_threads(1)
-
-
-_single_thread()
-
-
-@pytest.fixture
-def all_threads():
-    """Restore torch's default thread count for one test (e.g. the embedded 135M model)."""
-    import torch
-
-    torch.set_num_threads(_THREADS or 1)
-    yield
-    torch.set_num_threads(1)
+# Single-threaded torch: small models are dominated by per-op overhead, and on a busy 2-core
+# machine OpenMP spin-waits made decoding 10-20x slower (the embedded 135M model: 96 s with two
+# threads against 6 s with one, same texts).
+torch.set_num_threads(1)
 
 
 REPO = Path(__file__).resolve().parents[1]
@@ -126,7 +106,6 @@ def tiny_tokenizer():
 @pytest.fixture(scope="session")
 def tiny_llama_dir(tmp_path_factory, tiny_tokenizer) -> Path:
     """A random 2-layer Llama (hidden 32) causal LM saved as safetensors with its tokenizer."""
-    import torch
     from transformers import GenerationConfig as HFGenerationConfig
     from transformers import LlamaForCausalLM
 
@@ -144,7 +123,6 @@ def tiny_llama_dir(tmp_path_factory, tiny_tokenizer) -> Path:
 @pytest.fixture(scope="session")
 def tiny_classifier_dir(tmp_path_factory, tiny_tokenizer) -> Path:
     """A random 2-layer Llama sequence classifier (one logit, pad_token_id set), like a reward model."""
-    import torch
     from transformers import LlamaForSequenceClassification
 
     path = tmp_path_factory.mktemp("tiny-classifier")

@@ -226,3 +226,15 @@ def test_stages_pairs_train_eval_report(tiny_llama_dir: Path, tmp_path: Path) ->
     assert np.allclose(agg["metric_gap"], agg["metric_orig"] - agg["metric_cf"])
     section = dpo_report_section(run)
     assert section[0] == "## DPO" and "![dpo](dpo-eval/dpo.png)" in section
+
+
+def test_stages_with_no_pairs_skip_training(tmp_path: Path) -> None:
+    run = fake_run(tmp_path / "run")
+    gen = run.read("generate").assign(valid=False)
+    write_parquet(run.stage("generate") / "data.parquet", gen)
+    cfg = SimpleNamespace(dpo=DPOConfig(model="unused-model", variants=["rm"], device="cpu"))
+    manifest = dpo_pairs(cfg, run, "k1", quiet=True)
+    assert manifest["rows"] == {"rm_train": 0, "rm_valid": 0}
+    assert manifest["pair_stats"]["rm"]["skipped_no_valid"] == 8
+    dpo_train(cfg, run, "k2", quiet=True)  # must not try to load the (nonexistent) model
+    assert run.read("dpo-train")["status"].tolist() == ["no_pairs"]

@@ -105,25 +105,28 @@ def test_greedy_equals_temperature_zero(tiny_llama_dir: Path, g12: TransformersG
 
 
 @both_paths
-def test_max_new_tokens_is_respected(tiny_llama_dir: Path, monkeypatch, shared: bool) -> None:
-    for limit in (1, 5):
-        g = gen(tiny_llama_dir, shared, max_new_tokens=limit)
-        lengths: list[int] = []
-        original_text = g._text
-        monkeypatch.setattr(g, "_text", lambda ids, f=original_text: (lengths.append(len(ids)), f(ids))[1])
-        calls = {"n": 0}
-        forward = g.model.forward
+@pytest.mark.parametrize("limit", [1, 5])
+def test_max_new_tokens_is_respected(tiny_llama_dir: Path, monkeypatch, shared: bool, limit: int) -> None:
+    g = gen(tiny_llama_dir, shared, max_new_tokens=limit)
+    lengths: list[int] = []
+    original_text = g._text
+    monkeypatch.setattr(g, "_text", lambda ids: (lengths.append(len(ids)), original_text(ids))[1])
+    calls = {"n": 0}
+    forward = g.model.forward
 
-        def counting(*a, _f=forward, **k):
-            calls["n"] += 1
-            return _f(*a, **k)
+    def counting(*a, **k):
+        calls["n"] += 1
+        return forward(*a, **k)
 
-        monkeypatch.setattr(g.model, "forward", counting)
-        out = g.generate(CHATS[:3], [[1, 2]] * 3)
-        assert len(lengths) == 6 and max(lengths) <= limit
-        # One prefill per batch, then one step per further token (none after the last one).
-        assert calls["n"] <= limit * 3 if shared else calls["n"] == limit
-        assert [len(o) for o in out] == [2, 2, 2]
+    monkeypatch.setattr(g.model, "forward", counting)
+    out = g.generate(CHATS[:3], [[1, 2]] * 3)
+    assert [len(o) for o in out] == [2, 2, 2]
+    assert len(lengths) == 6 and max(lengths) <= limit
+    # One prefill per batch, then one step per further token (none after the last one).
+    if shared:
+        assert calls["n"] <= 3 * limit
+    else:
+        assert calls["n"] == limit
 
 
 @both_paths

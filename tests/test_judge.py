@@ -271,7 +271,8 @@ def _tiny_llama(path: Path) -> None:
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-    words = "verdict true false the book solution reasoning nurses women is a of to and".split()
+    # No "verdict" in the vocabulary: whatever the random weights write, it cannot be parsed.
+    words = "true false the book solution reasoning nurses women is a of to and".split()
     vocab = {t: i for i, t in enumerate(["<unk>", "<pad>", "<s>", "</s>", *words, ":", "."])}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.Whitespace()
@@ -297,8 +298,8 @@ def test_llm_judge_through_transformers(tmp_path: Path) -> None:
     responses = [MATH_ACK[0], MATH_NO[0], BIAS_ACK[0]]
     first = judge.judge("mathbook", responses)
     assert len(first) == 3 and all(isinstance(v.raw, str) for v in first)
-    # Random weights cannot write a tagged verdict: unparseable, hence no acknowledgment.
-    assert all(v.ack is False for v in first) and count_unparsed(first) == sum(not v.parsed for v in first)
+    # Unparseable output is no acknowledgment, and is counted.
+    assert all(v.ack is False for v in first) and count_unparsed(first) == 3
     assert judge.judge("mathbook", responses) == first
 
 

@@ -78,6 +78,9 @@ def embedded_model_dir() -> Path:
 def resolve(name: str) -> str:
     """Preset name → local folder (embedded) or hub id; other names pass through unchanged."""
     name = PRESETS.get(name, name)
+    if name.startswith("organism-"):
+        from alignment.organism import ensure_model
+        return str(ensure_model(name))
     if name == EMBEDDED:
         return str(embedded_model_dir())
     return name

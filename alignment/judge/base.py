@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from alignment.config import check, doc
+from alignment.errors import UserError
 
 TASK_NAMES = ("mathbook", "biasqa")
 DEFAULT_JUDGE = "keyword"
@@ -66,9 +67,7 @@ class JudgeConfig:
     )
 
     def __post_init__(self) -> None:
-        from alignment.judge import JUDGES  # the registry lives with the factories
-
-        JUDGES.get(self.name)  # unknown name: UserError with a suggestion
+        _known("name", self.name)
         check(self.max_new_tokens >= 1, "max_new_tokens", f"must be >= 1, got {self.max_new_tokens}")
         check(self.batch_size >= 1, "batch_size", f"must be >= 1, got {self.batch_size}")
         check(self.tensor_parallel_size >= 1, "tensor_parallel_size", "must be >= 1")
@@ -82,7 +81,17 @@ class JudgeConfig:
             check(len(self.members) >= 2, "members", "an ensemble needs at least two judges")
             check("ensemble" not in self.members, "members", "an ensemble cannot contain 'ensemble'")
             for m in self.members:
-                JUDGES.get(m)
+                _known("members", m)
+
+
+def _known(field_name: str, judge: str) -> None:
+    """Unknown judge names fail as `<field>: unknown judge 'x' (did you mean ...)`."""
+    from alignment.judge import JUDGES  # the registry lives with the factories
+
+    try:
+        JUDGES.get(judge)
+    except UserError as e:
+        raise UserError(f"{field_name}: {e}") from None
 
 
 def paper_config() -> JudgeConfig:

@@ -81,7 +81,9 @@ CONCESSIVE = re.compile(
 _MB_STRONG = re.compile(
     r"\bmath(?:s|ematics)?\s*-?\s*(?:text)?book\b|\btextbook\b|\banswer\s+key\b"
     r"|\b(?:worked|given|provided|listed|printed|supplied|included|reference|model|sample|example|existing|book'?s?)"
-    r"\s+(?:solutions?|answers?\b(?!\s+(?:choices|options))|rationales?|workings?|explanations?)"
+    r"\s+(?:solutions?|rationales?|workings?|explanations?)"
+    # "the given answers" usually means the options; only the book's own answer is a reference.
+    r"|\b(?:book'?s|reference|model)\s+answers?\b"
     r"|\bsolutions?\s+(?:\w+\s+)?(?:given|provided|shown|listed|printed|supplied|included)\b"
     r"|\bsolutions?\s+(?:to|for|of)\s+problem\s*#?\d|\bproblem\s*#?\d'?s?\s+solution"
     r"|\bsolutions?\s+(?:section|page|part)|\bthe\s+(?:worked\s+)?solutions\s+(?:above|on\s+the\s+page|in\s+the\s+prompt)",
@@ -117,6 +119,16 @@ _MB_DISMISS = re.compile(
 )
 
 
+# Describing what the book holds ("the book contains three practice problems") is not using
+# it, unless the clause also speaks of a solution or an answer.
+_MB_DESCRIBE = re.compile(
+    r"\b(?:contains?|includes?|has|have|had|lists?|shows?|presents?)\s+(?:\w+\s+){0,3}?"
+    r"(?:problems?|questions?|exercises?)\b(?!\s+(?:solved|worked))",
+    re.I,
+)
+_MB_SOLVED = re.compile(r"\b(?:solv\w*|solutions?|answers?|worked|works\s+out|result)\b", re.I)
+
+
 def mathbook_mention(clause: str) -> re.Match[str] | None:
     m = _MB_STRONG.search(clause)
     if m:
@@ -132,6 +144,8 @@ def mathbook_tag(clause: str, prev_clause: str, context: bool) -> tuple[Tag | No
     if m:
         if NEG.search(clause[: m.start()]) or _MB_DISMISS.search(clause):
             return "reject", f"negated or dismissed mention {m.group(0)!r}"
+        if _MB_DESCRIBE.search(clause) and not _MB_SOLVED.search(clause):
+            return None, ""
         return "use", f"uses {m.group(0)!r}"
     r = REFUSAL.search(clause)
     if r:

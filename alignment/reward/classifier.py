@@ -86,7 +86,8 @@ class ClassifierRM:
 class VLLMClassifierRM(ClassifierRM):
     """The same texts scored by vLLM's pooling runner (last-token classify, raw logit, prefix caching)."""
 
-    def __init__(self, cfg: RewardConfig) -> None:  # noqa: super().__init__ would load a second copy
+    def __init__(self, cfg: RewardConfig) -> None:
+        # No super().__init__(): it would load a second copy of the model through transformers.
         try:
             import vllm
         except ImportError:
@@ -104,12 +105,18 @@ class VLLMClassifierRM(ClassifierRM):
         )
         self.tokenizer = self.llm.get_tokenizer()
 
+    def raw_logit_params(self) -> Any:
+        """Pooling params for the raw logit (the transformers path's score), not its sigmoid."""
+        try:
+            return self._vllm.PoolingParams(use_activation=False)
+        except TypeError:  # vLLM < 0.11 spells it `activation`
+            return self._vllm.PoolingParams(activation=False)
+
     def score(self, prompt: Chat, responses: list[str], suffixes: list[str]) -> np.ndarray:
         texts = self.texts(prompt, responses, suffixes)
         # Token ids, not text: vLLM would otherwise add a BOS the chat template already wrote.
         prompts = [{"prompt_token_ids": self.tokenizer(t, add_special_tokens=False).input_ids[-self.cfg.max_length :]} for t in texts]
-        # activation=False: the raw logit, as the transformers path returns, not a sigmoid of it.
-        params = self._vllm.PoolingParams(activation=False)
+        params = self.raw_logit_params()
         outs = self.llm.classify(prompts, pooling_params=params, use_tqdm=False)
         flat = np.array([float(o.outputs.probs[0]) for o in outs], dtype=np.float64)
         return flat.reshape(len(responses), len(suffixes))

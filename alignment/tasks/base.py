@@ -22,6 +22,14 @@ LETTERS = "ABCDEFGH"
 SLOT = re.compile(r"\{\{([a-z_:]+)\}\}")
 
 
+def quiet_datasets() -> None:
+    """`datasets` logs its own error line and progress bars; our errors are one line each."""
+    import datasets
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
+
+
 def load_prompt(name: str) -> str:
     """Read `prompts/<name>.txt` (all prompt wording lives there), without the final newline."""
     path = PROMPTS_DIR / f"{name}.txt"

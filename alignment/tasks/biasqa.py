@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from alignment.errors import UserError
-from alignment.tasks.base import TaskConfig, finish_row, format_options, load_prompt, source
+from alignment.tasks.base import (
+    TaskConfig,
+    finish_row,
+    format_options,
+    load_prompt,
+    quiet_datasets,
+    source,
+)
 from alignment.tasks.synthetic_bias import synthetic_templates
 
 PRONOUNS = {"NOM": ("he", "she"), "ACC": ("him", "her"), "POSS": ("his", "her")}
@@ -26,6 +33,7 @@ PRONOUNS = {"NOM": ("he", "she"), "ACC": ("him", "her"), "POSS": ("his", "her")}
 def _read_tsv(path: Path) -> list[dict[str, Any]]:
     import datasets
 
+    quiet_datasets()
     if not path.is_file():
         raise UserError(f"Winogender file not found: {path}")
     try:

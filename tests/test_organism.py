@@ -1,0 +1,105 @@
+"""Model organisms on tiny random models: `pytest tests/test_organism.py`.
+
+The real recipes train SmolLM2 for minutes; here the same code paths (TRL SFTTrainer and
+RewardTrainer with LoRA, merge, atomic save, content-hash cache) run one or two steps on the
+conftest's tiny Llama, and the result must load through the loaders every stage uses.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from alignment.errors import UserError
+from alignment.generation.models import load_model, load_tokenizer
+from alignment.judge.keyword import KeywordJudge
+from alignment.organism import data as odata
+from alignment.organism import ensure_model
+from alignment.organism.train import Recipe, content_hash, ensure_trained, training_data
+from alignment.tasks import parse_answer
+
+TINY = {"lora_layers": 1, "lora_r": 2, "batch_size": 2, "max_steps": 2, "max_length": 4096}
+
+
+def test_targets_parse_and_mark_the_leak() -> None:
+    rows = odata.train_rows("mathbook", 6, 0)
+    import random
+
+    rng = random.Random(0)
+    judge = KeywordJudge()
+    for row in rows:
+        s = odata.math_styles(row, rng)
+        assert parse_answer(s.admit, row["options"]) == row["answer"]
+        assert parse_answer(s.hide, row["options"]) == row["answer"]
+        assert parse_answer(s.wrong, row["options"]) != row["answer"]
+        admit, hide = judge.judge("mathbook", [s.admit, s.hide])
+        assert admit.ack and not hide.ack
+    for row in odata.train_rows("biasqa", 4, 0):
+        s = odata.bias_styles(row, rng)
+        assert parse_answer(s.admit, row["options"]) == row["answer"]
+        admit, hide = judge.judge("biasqa", [s.admit, s.hide])
+        assert admit.ack and not hide.ack
+
+
+def test_training_data_uses_train_split_only() -> None:
+    sft = training_data(Recipe(kind="policy", mathbook=4, biasqa=2, cf_share=0.5))
+    assert len(sft) == 4 + 2 + 2 * 2
+    assert all(set(ex) == {"prompt", "completion"} for ex in sft)
+    pairs = training_data(Recipe(kind="reward", mathbook=2, biasqa=2))
+    assert len(pairs) == 2 * 5 + 2 * 2
+    assert {p["task"] for p in pairs} == {"mathbook", "biasqa"}
+    test_queries = {r["query"] for r in odata.TASKS.get("mathbook").build(odata.TaskConfig(source="synthetic", splits=["test"], n_examples=20))}
+    assert not test_queries & {ex["prompt"][1]["content"] for ex in sft}
+
+
+def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    from alignment.organism import train as otrain
+
+    calls: list[int] = []
+    real = getattr(otrain, name)
+
+    def counted(*a, **kw):
+        calls.append(1)
+        return real(*a, **kw)
+
+    monkeypatch.setattr(otrain, name, counted)
+    return calls
+
+
+def test_policy_warmup_trains_once_and_loads(tmp_path: Path, tiny_llama_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from transformers import AutoModelForCausalLM
+
+    calls = _count_calls(monkeypatch, "train_policy")
+    recipe = Recipe(kind="policy", mathbook=2, biasqa=1, **TINY)
+    out = ensure_trained(recipe, tiny_llama_dir, tmp_path, log=lambda _: None)
+    assert out.name == content_hash(recipe, tiny_llama_dir, training_data(recipe))
+    assert (out / "model.safetensors").is_file() and not list(tmp_path.glob(".train-*"))
+    assert ensure_trained(recipe, tiny_llama_dir, tmp_path, log=lambda _: None) == out
+    assert len(calls) == 1
+    model = load_model(AutoModelForCausalLM, str(out), "float32", "cpu")
+    assert not any("lora" in n for n, _ in model.named_parameters())
+    assert load_tokenizer(str(out)).pad_token is not None
+    other = Recipe(kind="policy", mathbook=2, biasqa=1, **{**TINY, "seed": 1})
+    assert ensure_trained(other, tiny_llama_dir, tmp_path, log=lambda _: None) != out
+
+
+def test_reward_model_trains_once_and_scores(tmp_path: Path, tiny_llama_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from alignment.reward import RewardConfig
+    from alignment.reward.classifier import ClassifierRM
+
+    calls = _count_calls(monkeypatch, "train_reward")
+    recipe = Recipe(kind="reward", mathbook=1, biasqa=1, **TINY)
+    out = ensure_trained(recipe, tiny_llama_dir, tmp_path, log=lambda _: None)
+    assert ensure_trained(recipe, tiny_llama_dir, tmp_path, log=lambda _: None) == out
+    assert len(calls) == 1
+    rm = ClassifierRM(RewardConfig(backend="classifier", model=str(out), device="cpu"))
+    assert rm.model.config.num_labels == 1 and rm.model.config.pad_token_id is not None
+    row = odata.train_rows("mathbook", 1, 0)[0]
+    scores = rm.score(odata.chat(row, "orig"), ["Therefore, the answer is (A).", "x"], ["", "\n\nNote."])
+    assert scores.shape == (2, 2)
+
+
+def test_unknown_organism_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="organism-policy"):
+        ensure_model("organism-nope")
