@@ -103,3 +103,15 @@ def test_reward_model_trains_once_and_scores(tmp_path: Path, tiny_llama_dir: Pat
 def test_unknown_organism_is_a_user_error() -> None:
     with pytest.raises(UserError, match="organism-policy"):
         ensure_model("organism-nope")
+
+
+def test_organism_id_matches_the_cache_folder_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from alignment.organism import RECIPES, organism_id
+    from alignment.organism import train as otrain
+
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "config.json").write_text("{}")
+    monkeypatch.setattr("alignment.generation.models.resolve", lambda name: str(base))
+    want = otrain.content_hash(RECIPES["organism-rm"], base, training_data(RECIPES["organism-rm"]))
+    assert organism_id("organism-rm") == want

@@ -200,6 +200,10 @@ def train_one(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, out_dir
         out_dir.mkdir(parents=True)
         key_file.write_text(key)
     started = time.time()
+    if quiet:
+        import datasets
+
+        datasets.disable_progress_bars()
     device = pick_device(dcfg.device)
     model, tok = load_policy(dcfg, device)
     train, n_long_t = drop_long_prompts(train, tok, dcfg.max_prompt_length)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from alignment.errors import UserError
-from alignment.organism.train import Recipe, ensure_trained
+from alignment.organism.train import Recipe, content_hash, ensure_trained, training_data
 
 # Sized so both train in a few minutes on two CPU cores (see configs/embedded_organism.yaml).
 RECIPES: dict[str, Recipe] = {
@@ -26,13 +26,26 @@ RECIPES: dict[str, Recipe] = {
 BASE = "smollm2-135m"
 
 
+def _recipe(name: str) -> Recipe:
+    if name not in RECIPES:
+        raise UserError(f"unknown model organism {name!r}; known: {', '.join(sorted(RECIPES))}")
+    return RECIPES[name]
+
+
+def organism_id(name: str) -> str:
+    """The content hash `ensure_model` would use, without training: for stage keys and manifests,
+    so a changed recipe reruns the stages that used the old organism."""
+    from alignment.generation.models import resolve
+
+    recipe = _recipe(name)
+    return content_hash(recipe, Path(resolve(BASE)), training_data(recipe))
+
+
 def ensure_model(name: str) -> Path:
     """Preset name -> local folder of the trained organism (trained and cached on first use)."""
     from alignment.generation.models import cache_dir, resolve
 
-    if name not in RECIPES:
-        raise UserError(f"unknown model organism {name!r}; known: {', '.join(sorted(RECIPES))}")
-    return ensure_trained(RECIPES[name], Path(resolve(BASE)), cache_dir() / "organism")
+    return ensure_trained(_recipe(name), Path(resolve(BASE)), cache_dir() / "organism")
 
 
-__all__ = ["RECIPES", "Recipe", "ensure_model", "ensure_trained"]
+__all__ = ["RECIPES", "Recipe", "ensure_model", "ensure_trained", "organism_id"]
