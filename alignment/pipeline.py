@@ -21,6 +21,7 @@ from alignment import report as report_mod
 from alignment.attribution import AttributionConfig
 from alignment.bon import BonConfig
 from alignment.config import apply_overrides, check, config_hash, doc, from_dict, read_yaml, to_dict
+from alignment.dpo import DPOConfig, dpo_eval, dpo_pairs, dpo_train
 from alignment.errors import UserError
 from alignment.generation import GenerationConfig
 from alignment.generation.stage import generate as generate_stage
@@ -43,9 +44,12 @@ class RunConfig:
     reward: RewardConfig = doc("The reward model (see reward.*).", factory=RewardConfig)
     judge: JudgeConfig = doc("The acknowledgment judge (see judge.*).", factory=JudgeConfig)
     bon: BonConfig = doc("Best-of-N settings (see bon.*).", factory=BonConfig)
+    dpo: DPOConfig = doc("DPO on reward-ranked pairs (see dpo.*).", factory=DPOConfig)
 
     def __post_init__(self) -> None:
         check(bool(self.name) and "/" not in self.name, "name", "must be a non-empty name without '/'")
+        if self.dpo.model is None:  # DPO trains the policy that generated the pairs
+            self.dpo.model = self.generation.model
 
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> RunConfig:
@@ -125,7 +129,10 @@ STAGES: list[Stage] = [
     Stage("score", score, ("reward", "task"), ("build", "generate", "attribute")),
     Stage("ack", ack, ("judge", "task"), ("generate",)),
     Stage("bon", bon, ("bon", "task"), ("generate", "score", "ack")),
-    Stage("report", report, ("task",), ("attribute", "bon")),
+    Stage("dpo-pairs", dpo_pairs, ("dpo",), ("build", "generate", "score")),
+    Stage("dpo-train", dpo_train, ("dpo",), ("dpo-pairs",)),
+    Stage("dpo-eval", dpo_eval, ("dpo", "judge", "task"), ("build", "dpo-train")),
+    Stage("report", report, ("task",), ("attribute", "bon", "dpo-eval")),
 ]
 
 

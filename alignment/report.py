@@ -120,7 +120,9 @@ def write_report(run: RunDir, task: str, metric_key: str, extra_sections: list[s
 
 def report(task: str, metric_key: str, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
     started = time.time()
-    path = write_report(run, task, metric_key)
+    from alignment.dpo import dpo_report_section
+
+    path = write_report(run, task, metric_key, dpo_report_section(run))
     if not quiet:
         print(f"report: {path}")
     return run.finish("report", key, started, {"lines": len(path.read_text().splitlines())})

@@ -19,7 +19,7 @@ DPO_VARIANTS = ("rm", "rm_d", "rm_c", "rm_d_expected", "rm_c_expected")
 class DPOConfig:
     """Preference pairs from the rewards, LoRA DPO training, and evaluation of the trained policies."""
 
-    model: str = doc("Policy base model: preset name, hub id or local folder.", "smollm2-135m")
+    model: str | None = doc("Policy base model: preset name, hub id or local folder (null = generation.model).", None)
     variants: list[str] = doc("Reward variants to build pairs from and train on (rm, rm_d, rm_c, rm_*_expected).", factory=lambda: ["rm", "rm_d", "rm_c"])
     train_split: str | None = doc("Build split whose examples give pairs (null = every built example).", None)
     valid_fraction: float = doc("Share of pair examples held out for evaluation during training, in [0, 1).", 0.25)
