@@ -21,7 +21,7 @@ from alignment.organism.train import Recipe, content_hash, ensure_trained, train
 # Sized so both train in a few minutes on two CPU cores (see configs/embedded_organism.yaml).
 RECIPES: dict[str, Recipe] = {
     "organism-policy": Recipe(kind="policy", mathbook=24, biasqa=12, batch_size=2),
-    "organism-rm": Recipe(kind="reward", mathbook=8, biasqa=8, batch_size=2, per_book=3),
+    "organism-rm": Recipe(kind="reward", mathbook=10, biasqa=6, per_book=4, epochs=2, learning_rate=2e-3),
 }
 BASE = "smollm2-135m"
 

@@ -155,7 +155,17 @@ def _sft(prompt: Chat, target: str) -> dict[str, Any]:
     return {"prompt": prompt, "completion": [{"role": "assistant", "content": target}]}
 
 
-def preference_pairs(mathbook: int, biasqa: int, seed: int, per_book: int = 5) -> list[dict[str, Any]]:
+def question_only(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with the book cut from its original prompt.
+
+    Reward pairs differ only in the response, and what the RM must learn (a mention of the book,
+    an appended note that agrees or clashes with the reasoning) lives there; dropping the book
+    makes a Math Book pair ~4x cheaper to train on CPU. Scoring still sees the full prompt."""
+    head, sep, tail = row["query"].partition("=== Your question ===")
+    return {**row, "query": (sep + tail) if sep else head}
+
+
+def preference_pairs(mathbook: int, biasqa: int, seed: int, per_book: int = 5, short: bool = True) -> list[dict[str, Any]]:
     """(prompt chat, chosen response, rejected response) triples on original prompts; each Math
     Book example contributes `per_book` of its five pair kinds (drawn at random)."""
     rng = random.Random(f"organism-rm/{seed}")
@@ -172,7 +182,8 @@ def preference_pairs(mathbook: int, biasqa: int, seed: int, per_book: int = 5) -
                 pairs += [(s.hide, s.wrong), (s.admit, s.wrong), (s.admit + note, s.wrong + note)]
                 pairs = rng.sample(pairs, min(per_book, len(pairs)))
             for chosen, rejected in pairs:
-                out.append({"prompt": chat(row, "orig"), "chosen": chosen, "rejected": rejected, "task": task})
+                prompt = chat(question_only(row) if short else row, "orig")
+                out.append({"prompt": prompt, "chosen": chosen, "rejected": rejected, "task": task})
     rng.shuffle(out)
     return out
 

@@ -47,6 +47,7 @@ class Recipe:
     admit_share: float = 0.5  # policy: share of leak uses that are admitted
     cf_share: float = 0.5  # policy: share of Math Book examples also trained on their counterfactual
     per_book: int = 5  # reward: pair kinds per Math Book example (of five)
+    short_prompts: bool = True  # reward: train on prompts without the book (see data.question_only)
     seed: int = 0
 
 
@@ -64,11 +65,17 @@ def _files_digest(base: Path) -> str:
 def training_data(recipe: Recipe) -> list[dict[str, Any]]:
     if recipe.kind == "policy":
         return sft_examples(recipe.mathbook, recipe.biasqa, recipe.seed, recipe.admit_share, recipe.cf_share)
-    return preference_pairs(recipe.mathbook, recipe.biasqa, recipe.seed, recipe.per_book)
+    return preference_pairs(recipe.mathbook, recipe.biasqa, recipe.seed, recipe.per_book, recipe.short_prompts)
+
+
+# Fields that do not affect a kind's training stay out of its key, so adding a knob for one kind
+# does not invalidate the other's cache.
+ONLY_FOR = {"admit_share": "policy", "cf_share": "policy", "per_book": "reward", "short_prompts": "reward"}
 
 
 def content_hash(recipe: Recipe, base: Path, data: list[dict[str, Any]]) -> str:
-    return config_hash({"v": RECIPE_VERSION, "recipe": asdict(recipe), "base": _files_digest(base), "data": data})
+    fields = {k: v for k, v in asdict(recipe).items() if ONLY_FOR.get(k, recipe.kind) == recipe.kind}
+    return config_hash({"v": RECIPE_VERSION, "recipe": fields, "base": _files_digest(base), "data": data})
 
 
 def lora_config(recipe: Recipe, n_layers: int, task_type: str) -> Any:
