@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from alignment.store import RunDir, atomic_path, write_text
+from alignment.errors import UserError
+from alignment.store import RunDir, atomic_path, read_parquet, write_text
 
 PARTS = (("orig", "orig"), ("cf", "cf"), ("gap", "orig − cf"))
 
@@ -101,15 +102,31 @@ def dpo_report_section(run: RunDir) -> list[str]:
     if manifest is None or not table.is_file():
         return []
     train = run.manifest("dpo-train") or {}
+    return [*_section_head(run, manifest, train), table.read_text().rstrip(), "", "![dpo](dpo-eval/dpo.png)", ""]
+
+
+def _overlap(run: RunDir) -> int:
+    """Examples that gave training pairs and are also evaluated (a demo run, not a held-out one)."""
+    try:
+        pairs = set(read_parquet(run.stage("dpo-pairs") / "data.parquet")["example_id"])
+        evaluated = set(read_parquet(run.stage("dpo-eval") / "responses.parquet")["example_id"])
+    except UserError:
+        return 0
+    return len(pairs & evaluated)
+
+
+def _section_head(run: RunDir, manifest: dict, train: dict) -> list[str]:
+    shared = _overlap(run)
+    note = (
+        f" **{shared} evaluated examples also gave training pairs**, so these numbers are not held out."
+        if shared
+        else ""
+    )
     return [
         "## DPO",
         "",
         f"LoRA DPO on reward-ranked pairs from `{train.get('models', {}).get('policy')}`; each trained policy "
         "(and the base policy) answers the original and counterfactual test prompts greedily and by majority "
-        f"over {manifest.get('eval_n_samples')} samples. Percent, mean ± std over seeds {manifest.get('seeds')}.",
-        "",
-        table.read_text().rstrip(),
-        "",
-        "![dpo](dpo-eval/dpo.png)",
+        f"over {manifest.get('eval_n_samples')} samples. Percent, mean ± std over seeds {manifest.get('seeds')}." + note,
         "",
     ]
