@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -144,6 +145,16 @@ class RunDir:
         }
         write_json(self.stage(name) / "manifest.json", manifest)
         return manifest
+
+    def shards(self, name: str, key: str) -> Path:
+        """The stage's shard folder, emptied when it was written under another key: shards from
+        another config would mix rows, so resuming is only allowed under the same key."""
+        stage = self.stage(name)
+        key_file = stage / "shards.key"
+        if not key_file.is_file() or key_file.read_text() != key:
+            shutil.rmtree(stage / "shards", ignore_errors=True)
+            write_text(key_file, key)
+        return stage / "shards"
 
     def invalidate(self, name: str) -> None:
         p = self.stage(name) / "manifest.json"

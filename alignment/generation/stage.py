@@ -9,7 +9,6 @@ shard and never duplicates a row.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +24,7 @@ from alignment.generation.base import (
     make_generator,
     sample_seed,
 )
-from alignment.store import RunDir, read_parquet, write_parquet, write_text
+from alignment.store import RunDir, read_parquet, write_parquet
 from alignment.tasks import parse_answer
 
 VARIANTS = ("orig", "cf")
@@ -127,13 +126,9 @@ def generate(cfg: GenerationConfig, run: RunDir, key: str, quiet: bool = False) 
     started = time.time()
     examples = run.read("build")
     stage = run.stage("generate")
-    shard_dir = stage / "shards"
-    # Shards from another config would mix samples: start over when the key changed.
-    key_file = stage / "shards.key"
-    if not key_file.is_file() or key_file.read_text() != key:
-        shutil.rmtree(shard_dir, ignore_errors=True)
+    if run.key("generate") != key:
         run.invalidate("generate")
-        write_text(key_file, key)
+    shard_dir = run.shards("generate", key)
     df = run_generation(examples, cfg, shard_dir, quiet)
     write_parquet(stage / "data.parquet", df)
     counts = {

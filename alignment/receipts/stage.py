@@ -24,7 +24,6 @@ acknowledgment naming exactly the receipt's sources, one sentence per source fro
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -35,7 +34,7 @@ from alignment.config import config_hash, to_dict
 from alignment.generation.base import GenerationConfig, Generator
 from alignment.receipts.cube import Cube, Family, cell_order
 from alignment.receipts.runner import CubeRun, hybrid_key, run_cubes, source_names
-from alignment.store import RunDir, write_parquet, write_text
+from alignment.store import RunDir, write_parquet
 from alignment.tasks.base import load_prompt
 
 
@@ -100,13 +99,8 @@ def _response_row(row: dict[str, Any], sample: int, cube: Cube, d: bool) -> dict
 
 def _shard_dir(run: RunDir, gen_cfg: GenerationConfig, full: bool) -> Any:
     """Shards survive a change of attribution seed (draws only), not of what is generated."""
-    stage = run.stage("receipts")
     shard_key = config_hash({"generation": to_dict(gen_cfg), "build": run.key("build"), "full": full})
-    key_file = stage / "shards.key"
-    if not key_file.is_file() or key_file.read_text() != shard_key:
-        shutil.rmtree(stage / "shards", ignore_errors=True)
-        write_text(key_file, shard_key)
-    return stage / "shards"
+    return run.shards("receipts", shard_key)
 
 
 def receipts(

@@ -17,7 +17,6 @@ interrupted run resumes where it stopped.
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from typing import Any
 
@@ -27,7 +26,7 @@ from tqdm.auto import tqdm
 
 from alignment.generation.base import chat_for
 from alignment.reward.base import RewardConfig, RewardModel, make_reward_model
-from alignment.store import RunDir, read_parquet, write_parquet, write_text
+from alignment.store import RunDir, read_parquet, write_parquet
 from alignment.tasks import TASKS
 
 REWARD_VARIANTS = ["rm", "rm_d", "rm_c", "rm_d_expected", "rm_c_expected"]
@@ -117,12 +116,9 @@ def score(cfg: RewardConfig, task: str, run: RunDir, key: str, quiet: bool = Fal
     examples = run.read("build").set_index("id", drop=False)
     responses = run.read("generate")
     stage = run.stage("score")
-    shards = stage / "shards"
-    key_file = stage / "shards.key"
-    if not key_file.is_file() or key_file.read_text() != key:
-        shutil.rmtree(shards, ignore_errors=True)
+    if run.key("score") != key:
         run.invalidate("score")
-        write_text(key_file, key)
+    shards = run.shards("score", key)
     suffix = ack_suffix(task)
     attrib = run.read("attribute")
     ids = sorted(responses["example_id"].unique())
