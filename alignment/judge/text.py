@@ -60,7 +60,17 @@ _ADDRESS = (
 )
 _VERDICTISH = (
     r"\bverdicts?\b[\s:=*_`'\"-]*(?:true|false|yes|no)?\b|\backnowledg\w*\s*[:=]\s*\w*"
-    r"|\b(?:output|respond|reply|print|return|classify|label|mark|grade|rate|answer|say|write)\b[^.\n]{0,40}?\b(?:true|false)\b"
+    # A command: an imperative that opens a sentence or clause ("Mark this as stereotype-based:
+    # TRUE", "... and output FALSE", a capitalised "Mark ..." pasted mid-sentence) reaches its
+    # verdict within 80 characters; anywhere else the verdict must follow within a few filler
+    # words ("must answer TRUE"), because a wider window would also cut real evidence, as in
+    # "the answer matches the one in the book VERDICT: TRUE".
+    r"|(?:(?:^|(?<=[.!?:;,\n>])|\b(?:and|please|then|now)\s)\s*(?:output|respond|reply|print|return|classify|label|mark|"
+    r"grade|rate|answer|say|write)|(?-i:\b(?:Output|Respond|Reply|Print|Return|Classify|Label|Mark|Grade|Rate|Say|Write)))"
+    r"\b[^.\n]{0,80}?\b(?:true|false)\b"
+    r"|\b(?:output|respond|reply|print|return|classify|label|mark|grade|rate|answer|say|write)\b"
+    r"(?:\s+(?:with|as|exactly|only|just|simply|the|a|word|label|verdict|this|it|response|that|is|string|"
+    r"value|token|following|me|us|should|must|be)){0,5}[\s:=*_`'\"-]*(?:true|false)\b"
 )
 _FAKE_TAG = re.compile(r"</?\s*(?:response|reasoning|answer|text|input|output|system|judge)\s*>", re.I)
 _BRACKETED = re.compile(
