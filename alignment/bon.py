@@ -1,7 +1,9 @@
 """The `bon` stage: best-of-N selection under each reward variant.
 
 `alignment bon CONFIG --out runs/<name>` reads `generate/`, `score/` and `ack/` and writes
-`bon/bon.csv` (one row per N, prompt variant and reward variant) and `bon/bon.png`.
+`bon/bon.csv` (one row per N, prompt variant and reward variant), `bon/bon.png`,
+`bon/per_example.parquet` and `bon/ack_comparison.csv` (acknowledgment rate per N and reward
+variant on original prompts with 95% intervals, and each variant's paired difference from `rm`).
 
 For each example and prompt (original, counterfactual), N of its samples are drawn at random
 (`subsets` draws, the same draws for every reward variant, so variants are compared on paired
@@ -24,7 +26,7 @@ import pandas as pd
 
 from alignment.config import check, doc
 from alignment.reward.stage import RECEIPT_VARIANT, REWARD_VARIANTS
-from alignment.stats import mean_se
+from alignment.stats import hierarchical_bootstrap, mean_se, paired_bootstrap
 from alignment.store import RunDir, atomic_path, write_parquet, write_text
 
 
@@ -62,10 +64,18 @@ def select(rewards: np.ndarray, subset: list[int]) -> int:
 
 
 def best_of_n(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
-    """`table`: one row per sampled response with reward columns, `correct`, `valid`, `ack`."""
+    """`table`: one row per sampled response with reward columns, `correct`, `valid`, `ack`.
+
+    One row per N, prompt and reward variant: means over examples with their standard errors."""
+    return summarize(per_example(table, cfg))
+
+
+def per_example(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
+    """One row per N, prompt, reward variant and example: the selected sample's correctness,
+    acknowledgment and validity, averaged over that example's draws."""
     table = table[table["sample"] >= 0].sort_values(["example_id", "variant", "sample"])
     variants = [v for v in cfg.variants if v in table.columns]
-    per: dict[tuple[int, str, str], dict[str, list[float]]] = {}
+    rows = []
     for (ex_id, prompt), g in table.groupby(["example_id", "variant"], sort=True):
         m = len(g)
         for n in cfg.ns:
@@ -75,14 +85,25 @@ def best_of_n(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
             for variant in variants:
                 r = g[variant].to_numpy()
                 picks = [select(r, s) for s in subs]
-                acc = per.setdefault((n, prompt, variant), {"metric": [], "ack": [], "valid": []})
-                acc["metric"].append(float(np.mean(g["correct"].to_numpy()[picks])))
-                acc["ack"].append(float(np.mean(g["ack"].to_numpy()[picks])))
-                acc["valid"].append(float(np.mean(g["valid"].to_numpy()[picks])))
+                rows.append(
+                    {
+                        "N": n,
+                        "prompt": prompt,
+                        "reward": variant,
+                        "example_id": ex_id,
+                        "metric": float(np.mean(g["correct"].to_numpy()[picks])),
+                        "ack": float(np.mean(g["ack"].to_numpy()[picks])),
+                        "valid": float(np.mean(g["valid"].to_numpy()[picks])),
+                    }
+                )
+    return pd.DataFrame(rows, columns=["N", "prompt", "reward", "example_id", "metric", "ack", "valid"])
+
+
+def summarize(per: pd.DataFrame) -> pd.DataFrame:
     rows = []
-    for (n, prompt, variant), acc in sorted(per.items()):
-        metric, metric_se = mean_se(acc["metric"])
-        ack, ack_se = mean_se(acc["ack"])
+    for (n, prompt, variant), g in per.groupby(["N", "prompt", "reward"], sort=True):
+        metric, metric_se = mean_se(g["metric"].tolist())
+        ack, ack_se = mean_se(g["ack"].tolist())
         rows.append(
             {
                 "N": n,
@@ -92,11 +113,30 @@ def best_of_n(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
                 "metric_se": metric_se,
                 "ack": ack,
                 "ack_se": ack_se,
-                "valid": float(np.mean(acc["valid"])),
-                "examples": len(acc["metric"]),
+                "valid": float(g["valid"].mean()),
+                "examples": len(g),
             }
         )
     return pd.DataFrame(rows)
+
+
+def ack_comparison(per: pd.DataFrame, baseline: str = "rm", prompt: str = "orig") -> pd.DataFrame:
+    """Acknowledgment rate of the selected sample per N and reward variant on `prompt`, with a
+    95% bootstrap interval over examples, and each variant's paired difference from `baseline`
+    (same examples, same N-subsets) with its interval and p-value."""
+    rows = []
+    per = per[per["prompt"] == prompt]
+    for (n, variant), g in per.groupby(["N", "reward"], sort=True):
+        g = g.sort_values("example_id")
+        level = hierarchical_bootstrap(g["ack"].tolist(), g["example_id"].tolist())
+        row = {"N": n, "reward": variant, "ack": level.estimate, "ack_low": level.low, "ack_high": level.high, "examples": len(g)}
+        base = per[(per["N"] == n) & (per["reward"] == baseline)].sort_values("example_id")
+        if variant != baseline and len(base) == len(g):
+            diff = paired_bootstrap(g["ack"].tolist(), base["ack"].tolist(), g["example_id"].tolist())
+            row |= {"diff": diff.estimate, "diff_low": diff.low, "diff_high": diff.high, "diff_p": diff.p_value}
+        rows.append(row)
+    cols = ["N", "reward", "ack", "ack_low", "ack_high", "examples", "diff", "diff_low", "diff_high", "diff_p"]
+    return pd.DataFrame(rows).reindex(columns=cols)
 
 
 def plot(df: pd.DataFrame, metric_name: str, path: Any) -> None:
@@ -131,9 +171,12 @@ def bon_table(run: RunDir) -> pd.DataFrame:
 
 def bon(cfg: BonConfig, metric_name: str, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
     started = time.time()
-    df = best_of_n(bon_table(run), cfg)
+    per = per_example(bon_table(run), cfg)
+    df = summarize(per)
     stage = run.stage("bon")
     write_text(stage / "bon.csv", df.to_csv(index=False))
     write_parquet(stage / "data.parquet", df)
+    write_parquet(stage / "per_example.parquet", per)
+    write_text(stage / "ack_comparison.csv", ack_comparison(per).to_csv(index=False))
     plot(df, metric_name, stage / "bon.png")
     return run.finish("bon", key, started, {"rows": len(df)})

@@ -143,9 +143,31 @@ def stage_inputs(stage: Stage, cfg: RunConfig) -> list[str]:
 
 
 def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
-    parts = {s: to_dict(getattr(cfg, s)) for s in stage.sections}
+    parts: dict[str, Any] = {s: to_dict(getattr(cfg, s)) for s in stage.sections}
     parts["inputs"] = {name: run.key(name) for name in stage_inputs(stage, cfg)}
+    organisms = sorted(organism_names(parts))
+    if organisms:
+        # A preset name says nothing about what was trained: key on the organism's content hash
+        # so a changed recipe reruns the stages that used the old organism.
+        from alignment.organism import organism_id
+
+        parts["organisms"] = {name: organism_id(name) for name in organisms}
     return config_hash({"stage": stage.name, **parts})
+
+
+def organism_names(value: Any) -> set[str]:
+    """Model-organism preset names anywhere in a (nested) config dict.
+
+    >>> sorted(organism_names({"generation": {"model": "organism-policy"}, "x": ["organism-rm", 3]}))
+    ['organism-policy', 'organism-rm']
+    """
+    if isinstance(value, str):
+        return {value} if value.startswith("organism-") else set()
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        return set().union(*(organism_names(v) for v in value)) if value else set()
+    return set()
 
 
 def get_stage(name: str) -> Stage:

@@ -59,6 +59,18 @@ def policy_section(resp: pd.DataFrame, metric: str) -> list[str]:
     return out
 
 
+def organism_note(models: list[str | None]) -> list[str]:
+    """Name model organisms for what they are, so nobody reads their numbers as real models'."""
+    from alignment.organism import DESCRIPTIONS
+
+    named = [m for m in models if m in DESCRIPTIONS]
+    if not named:
+        return []
+    lines = ["**Model organisms.** " + " ".join(f"`{m}` is {DESCRIPTIONS[m]}." for m in named)]
+    return [*lines, "The numbers below describe these organisms; they say nothing about how often real "
+            "policies or reward models behave this way.", ""]
+
+
 def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
     n_max = int(bon["N"].max())
     top = bon[(bon["N"] == n_max) & (bon["prompt"] == "orig")]
@@ -89,6 +101,34 @@ def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
     ]
 
 
+def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "rm_c")) -> list[str]:
+    """Side by side: acknowledgment rate of the best-of-N pick under RM, RM_D and RM_C, and the
+    paired differences from RM, all with 95% intervals (computed by the bon stage)."""
+    cmp = cmp[cmp["reward"].isin(variants)]
+    if cmp.empty:
+        return []
+    level, diff = [], []
+    for n, g in cmp.groupby("N", sort=True):
+        by = {r.reward: r for r in g.itertuples(index=False)}
+        level.append({"N": n, **{v: f"{_pct(by[v].ack)} {_ci(by[v].ack_low, by[v].ack_high)}" for v in variants if v in by}})
+        diff.append(
+            {"N": n, **{f"{v} − rm": f"{100 * by[v].diff:+.1f} pts {_ci(by[v].diff_low, by[v].diff_high)}, p = {by[v].diff_p:.3f}" for v in variants[1:] if v in by and not pd.isna(by[v].diff)}}
+        )
+    return [
+        "## Acknowledgment under best-of-N: RM vs RM_D / RM_C",
+        "",
+        "Share of best-of-N picks on original prompts whose reasoning admits the protected feature "
+        f"(judge: see above), with 95% bootstrap intervals over examples ({int(cmp['examples'].max())} examples).",
+        "",
+        _md_table(pd.DataFrame(level)),
+        "",
+        "Paired difference from plain RM (same examples, same N-subsets; bootstrap over examples):",
+        "",
+        _md_table(pd.DataFrame(diff)),
+        "",
+    ]
+
+
 def bon_section(bon: pd.DataFrame, metric: str) -> list[str]:
     table = bon.assign(
         **{metric: bon["metric"].map(_pct), "± se": bon["metric_se"].map(_pct), "ack": bon["ack"].map(_pct), "ack ± se": bon["ack_se"].map(_pct)}
@@ -111,7 +151,11 @@ def write_report(run: RunDir, task: str, metric_key: str, extra_sections: list[s
         f"acknowledgment judge: `{judge.get('judge')}`.",
         "",
     ]
-    lines += headline(bon, attrib, metric) + policy_section(resp, metric) + bon_section(bon, metric)
+    cmp_path = run.stage("bon") / "ack_comparison.csv"
+    cmp = pd.read_csv(cmp_path) if cmp_path.is_file() else pd.DataFrame(columns=["reward"])
+    lines += organism_note([(run.manifest("generate") or {}).get("models", {}).get("policy"),
+                            (run.manifest("score") or {}).get("models", {}).get("reward")])
+    lines += headline(bon, attrib, metric) + policy_section(resp, metric) + ack_section(cmp) + bon_section(bon, metric)
     lines += extra_sections or []
     path = run.path / "report.md"
     write_text(path, "\n".join(lines) + "\n")

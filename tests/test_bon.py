@@ -46,3 +46,29 @@ def test_variants_use_paired_subsets_and_are_deterministic() -> None:
     got = a[a.prompt == "orig"].set_index("reward")
     # rm and rm_c rank identically here, so on the same subsets they must agree exactly.
     assert got.loc["rm", "metric"] == got.loc["rm_c", "metric"]
+
+
+def test_ack_comparison_intervals_and_paired_difference() -> None:
+    from alignment.bon import ack_comparison, per_example
+
+    per = per_example(synthetic(n_examples=12), BonConfig(ns=[1, 8], subsets=50))
+    cmp = ack_comparison(per).set_index(["N", "reward"])
+    top_d, top_rm = cmp.loc[(8, "rm_d")], cmp.loc[(8, "rm")]
+    # rm_d always picks the acknowledging sample at N = 8, rm never does.
+    assert top_d["ack"] == 1.0 and top_rm["ack"] == 0.0
+    assert top_d["diff"] == 1.0 and top_d["diff_low"] == 1.0 and top_d["diff_p"] < 0.01
+    assert pd.isna(top_rm["diff"])  # the baseline has no difference from itself
+    one = cmp.loc[(1, "rm_d")]
+    # N = 1 picks a random sample whatever the reward: same picks, zero difference.
+    assert one["diff"] == 0.0 and one["ack_low"] <= one["ack"] <= one["ack_high"]
+
+
+def test_report_shows_rm_and_augmented_variants_side_by_side() -> None:
+    from alignment.bon import ack_comparison, per_example
+    from alignment.report import ack_section
+
+    cmp = ack_comparison(per_example(synthetic(n_examples=6), BonConfig(ns=[1, 8], subsets=20)))
+    text = "\n".join(ack_section(cmp))
+    assert "| N | rm | rm_d | rm_c |" in text
+    assert "| 8 | 0.0% [0.0, 0.0] | 100.0% [100.0, 100.0] |" in text
+    assert "rm_d − rm" in text and "+100.0 pts [100.0, 100.0]" in text

@@ -238,3 +238,23 @@ def test_stages_with_no_pairs_skip_training(tmp_path: Path) -> None:
     assert manifest["pair_stats"]["rm"]["skipped_no_valid"] == 8
     dpo_train(cfg, run, "k2", quiet=True)  # must not try to load the (nonexistent) model
     assert run.read("dpo-train")["status"].tolist() == ["no_pairs"]
+
+
+def test_ack_effects_compare_each_variant_with_base_and_rm() -> None:
+    import pandas as pd
+
+    from alignment.dpo.evaluate import ack_effects
+
+    rows = []
+    for policy, reward, ack in (("base", "base", 0), ("rm-seed0", "rm", 0), ("rm_d-seed0", "rm_d", 1)):
+        for e in range(6):
+            for variant in ("orig", "cf"):
+                for sample in (-1, 0):
+                    rows.append({"policy": policy, "reward": reward, "seed": -1 if reward == "base" else 0,
+                                 "example_id": f"e{e}", "variant": variant, "sample": sample,
+                                 "ack": bool(ack) if variant == "orig" else False})
+    eff = ack_effects(pd.DataFrame(rows)).set_index("comparison")
+    assert list(eff.index) == ["rm − base", "rm_d − base", "rm_d − rm"]
+    assert eff.loc["rm_d − base", "diff"] == 1.0 and eff.loc["rm_d − base", "low"] == 1.0
+    assert eff.loc["rm − base", "diff"] == 0.0 and eff.loc["rm_d − rm", "p"] < 0.01
+    assert (eff["examples"] == 6).all()

@@ -42,12 +42,42 @@ def test_targets_parse_and_mark_the_leak() -> None:
         assert admit.ack and not hide.ack
 
 
+def test_admitted_targets_name_the_query_problem() -> None:
+    import random
+
+    for row in odata.train_rows("mathbook", 8, 0):
+        number, solution = odata.leaked_solution(row)
+        question = row["query"].split("=== Your question ===")[1].strip().splitlines()[0]
+        assert f"Problem {number}: {question}" in row["query"]  # the book's own numbering
+        admit = odata.math_styles(row, random.Random(1)).admit
+        assert f"Problem {number}" in admit and solution in admit
+
+
+def test_reward_pairs_tie_the_admission_to_the_note() -> None:
+    """The admitted style wins only with the note appended and the note wins only after the
+    admitted style, so neither is a flat bonus the RM could learn by itself."""
+    note = {t: odata.load_prompt(f"{t}_ack") for t in ("mathbook", "biasqa")}
+    pairs = odata.preference_pairs(6, 6, 0)
+    admits = ("the book", "Most ", "s are usually")
+    tally = {(w, n): 0 for w in ("chosen", "rejected") for n in (True, False)}
+    for p in pairs:
+        for side in ("chosen", "rejected"):
+            text = p[side]
+            if any(a in text for a in admits):
+                tally[(side, note[p["task"]] in text)] += 1
+    assert tally[("chosen", False)] == 0  # a bare admission never wins
+    assert tally[("rejected", True)] == 0  # an admission with its note never loses
+    with_note = sum(note[p["task"]] in p["chosen"] for p in pairs)
+    against = sum(note[p["task"]] in p["rejected"] for p in pairs)
+    assert abs(with_note - against) <= len(pairs) // 4
+
+
 def test_training_data_uses_train_split_only() -> None:
     sft = training_data(Recipe(kind="policy", mathbook=4, biasqa=2, cf_share=0.5))
-    assert len(sft) == 4 + 2 + 2 * 2
+    assert len(sft) == (4 + 2) + (2 + 1)  # originals, plus the counterfactual of every other example
     assert all(set(ex) == {"prompt", "completion"} for ex in sft)
     pairs = training_data(Recipe(kind="reward", mathbook=2, biasqa=2))
-    assert len(pairs) == 2 * 5 + 2 * 2
+    assert len(pairs) == 2 * 6 + 2 * 4
     assert {p["task"] for p in pairs} == {"mathbook", "biasqa"}
     test_queries = {r["query"] for r in odata.TASKS.get("mathbook").build(odata.TaskConfig(source="synthetic", splits=["test"], n_examples=20))}
     assert not test_queries & {ex["prompt"][1]["content"] for ex in sft}
@@ -115,3 +145,20 @@ def test_organism_id_matches_the_cache_folder_name(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr("alignment.generation.models.resolve", lambda name: str(base))
     want = otrain.content_hash(RECIPES["organism-rm"], base, training_data(RECIPES["organism-rm"]))
     assert organism_id("organism-rm") == want
+
+
+def test_stage_keys_follow_the_organism_content_hash(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A changed organism recipe must rerun the stages that used it, though the preset name stays."""
+    import alignment.organism as org
+    from alignment.config import from_dict
+    from alignment.pipeline import RunConfig, get_stage, stage_key
+    from alignment.store import RunDir
+
+    cfg = from_dict(RunConfig, {"generation": {"model": "organism-policy"}})
+    run = RunDir(Path("/nonexistent"))
+    monkeypatch.setattr(org, "organism_id", lambda name: "hash-a")
+    first = stage_key(get_stage("generate"), cfg, run)
+    build_first = stage_key(get_stage("build"), cfg, run)
+    monkeypatch.setattr(org, "organism_id", lambda name: "hash-b")
+    assert stage_key(get_stage("generate"), cfg, run) != first
+    assert stage_key(get_stage("build"), cfg, run) == build_first  # build does not use the policy

@@ -3,7 +3,7 @@
 Reads build and dpo-train. Each policy answers the original and the counterfactual prompt of
 every `dpo.eval_split` example greedily and with `dpo.eval_n_samples` samples; the acknowledgment
 judge (`judge.*`) labels every response. Writes `dpo-eval/responses.parquet`, per-seed scores
-`dpo-eval/data.parquet`, the seed-aggregated table as `dpo.csv`, `dpo.md`, `dpo.tex`, and the
+`dpo-eval/data.parquet`, `ack_effects.csv` (acknowledgment-rate differences with 95% intervals), the seed-aggregated table as `dpo.csv`, `dpo.md`, `dpo.tex`, and the
 figure `dpo.png`. Generation is sharded per policy, so an interrupted run resumes.
 
 Decodings:
@@ -153,6 +153,32 @@ def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["decoding", "reward"], key=lambda s: s.map(order) if s.name == "reward" else s).reset_index(drop=True)
 
 
+def ack_effects(resp: pd.DataFrame, prompt: str = "orig") -> pd.DataFrame:
+    """Each trained reward variant's acknowledgment rate on `prompt` minus the base policy's (and,
+    when both were trained, rm_d / rm_c minus rm): every response (greedy and sampled) counts,
+    averaged per example and seed; 95% paired bootstrap over examples (and seeds)."""
+    from alignment.stats import paired_bootstrap
+
+    resp = resp[resp["variant"] == prompt]
+    per = resp.groupby(["reward", "seed", "example_id"])["ack"].mean().rename("ack").reset_index()
+    base = per[per["reward"] == BASE].drop(columns="seed")
+    trained = sorted(set(per["reward"]) - {BASE})
+    comparisons = [(r, BASE) for r in trained] + [(r, "rm") for r in trained if r != "rm" and "rm" in trained]
+    rows = []
+    for a, b in comparisons:
+        left = per[per["reward"] == a]
+        right = base if b == BASE else per[per["reward"] == b]
+        on = ["example_id"] if b == BASE else ["seed", "example_id"]
+        pair = left.merge(right, on=on, suffixes=("_a", "_b"))
+        if pair.empty:
+            continue
+        seeds = pair["seed_a"] if "seed_a" in pair else pair["seed"]
+        res = paired_bootstrap(pair["ack_a"].tolist(), pair["ack_b"].tolist(), pair["example_id"].tolist(), seeds.tolist())
+        rows.append({"comparison": f"{a} − {b}", "prompt": prompt, "diff": res.estimate, "low": res.low, "high": res.high,
+                     "p": res.p_value, "examples": int(pair["example_id"].nunique())})
+    return pd.DataFrame(rows, columns=["comparison", "prompt", "diff", "low", "high", "p", "examples"])
+
+
 def dpo_eval(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
     """Stage function: generate, judge and score every policy; write tables and the figure."""
     from alignment.judge import make_judge
@@ -176,6 +202,7 @@ def dpo_eval(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict
     write_parquet(folder / "responses.parquet", resp)
     scores = per_seed_scores(resp, examples.set_index("id")["answer"])
     write_parquet(folder / "data.parquet", scores)
+    write_text(folder / "ack_effects.csv", ack_effects(resp).to_csv(index=False))
     metric_label = METRIC_LABEL[TASKS.get(cfg.task.name).metric]
     agg = aggregate(scores)
     write_tables(agg, folder, metric_label)

@@ -102,7 +102,19 @@ def dpo_report_section(run: RunDir) -> list[str]:
     if manifest is None or not table.is_file():
         return []
     train = run.manifest("dpo-train") or {}
-    return [*_section_head(run, manifest, train), table.read_text().rstrip(), "", "![dpo](dpo-eval/dpo.png)", ""]
+    return [*_section_head(run, manifest, train), table.read_text().rstrip(), "", *_effects(run), "![dpo](dpo-eval/dpo.png)", ""]
+
+
+def _effects(run: RunDir) -> list[str]:
+    path = run.stage("dpo-eval") / "ack_effects.csv"
+    eff = pd.read_csv(path) if path.is_file() else pd.DataFrame()
+    if eff.empty:
+        return []
+    lines = [f"Effect of the DPO round on the acknowledgment rate (original prompts, greedy and sampled "
+             f"responses, 95% paired bootstrap over {int(eff['examples'].max())} examples):", ""]
+    lines += [f"- {r.comparison}: {100 * r.diff:+.1f} points [{100 * r.low:+.1f}, {100 * r.high:+.1f}], p = {r.p:.3f}"
+              for r in eff.itertuples(index=False)]
+    return [*lines, ""]
 
 
 def _overlap(run: RunDir) -> int:

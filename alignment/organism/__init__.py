@@ -1,11 +1,12 @@
-"""Model organisms: a warmed-up policy and a reward model trained on synthetic preferences.
+"""Model organisms: warmed-up policies and reward models trained on synthetic preferences.
 
-`alignment run configs/embedded_organism.yaml` uses both (presets `organism-policy` and
-`organism-rm`); `python -m alignment.organism organism-policy` trains one ahead of time.
+`alignment run configs/embedded_default.yaml` (what `make run` runs) uses `organism-policy` and
+`organism-rm`; `configs/embedded_organism_biasqa.yaml` uses their BiasQA twins;
+`python -m alignment.organism organism-policy` trains one ahead of time.
 
-Neither is a real model of the published setup. The policy is SmolLM2-135M-Instruct after a
-short LoRA SFT that makes it use the leaked Math Book solution (sometimes saying so) and the
-BiasQA occupation stereotype. The reward model is SmolLM2-135M with a one-logit head trained
+None is a real model of the published setup. A policy is SmolLM2-135M-Instruct after a short
+LoRA SFT that makes it use the leaked Math Book solution (sometimes saying so), or the BiasQA
+occupation stereotype. A reward model is SmolLM2-135M with a one-logit head trained
 (LoRA, Bradley-Terry) on synthetic preference pairs that encode tendencies reported for real
 reward models. Both exist so the embedded run shows the phenomenon Method A measures on two CPU
 cores; conclusions about real reward models need the real ones.
@@ -18,12 +19,31 @@ from pathlib import Path
 from alignment.errors import UserError
 from alignment.organism.train import Recipe, content_hash, ensure_trained, training_data
 
-# Sized so both train in a few minutes on two CPU cores (see configs/embedded_organism.yaml).
+# One policy and one RM per task, so the Math Book default trains only what it uses. Sized so a
+# first `make run` (both trained, then the whole run) stays under 15 minutes on two CPU cores:
+# two epochs at a high LoRA learning rate on few long prompts beat one epoch on many, because
+# the copying the policy must learn is the same in every example.
 RECIPES: dict[str, Recipe] = {
-    "organism-policy": Recipe(kind="policy", mathbook=24, biasqa=12, batch_size=2),
-    "organism-rm": Recipe(kind="reward", mathbook=10, biasqa=6, per_book=4, epochs=2, learning_rate=2e-3),
+    "organism-policy": Recipe(kind="policy", mathbook=16, biasqa=0, epochs=2, learning_rate=3e-3, admit_share=0.3, cf_share=0.0),
+    "organism-rm": Recipe(kind="reward", mathbook=8, biasqa=0, epochs=2, learning_rate=2e-3),
+    "organism-policy-biasqa": Recipe(kind="policy", mathbook=0, biasqa=48, epochs=2, learning_rate=3e-3, admit_share=0.4, cf_share=0.5),
+    "organism-rm-biasqa": Recipe(kind="reward", mathbook=0, biasqa=20, epochs=2, learning_rate=2e-3),
 }
 BASE = "smollm2-135m"
+
+# What each organism is, in the words report.md and the README use.
+DESCRIPTIONS: dict[str, str] = {
+    "organism-policy": "a model-organism policy: SmolLM2-135M-Instruct after a short LoRA SFT that "
+    "makes it copy the leaked worked solution, sometimes saying so",
+    "organism-rm": "a model-organism reward model trained on synthetic preferences (SmolLM2-135M with a "
+    "one-logit head), not a real reward model: it prefers correct answers, responses that do not "
+    "mention the book, and an appended acknowledgment only when the reasoning agrees with it",
+    "organism-policy-biasqa": "a model-organism policy: SmolLM2-135M-Instruct after a short LoRA SFT "
+    "that makes it pick the stereotypical pronoun, sometimes saying why",
+    "organism-rm-biasqa": "a model-organism reward model trained on synthetic preferences, not a real "
+    "reward model: it prefers responses that do not mention a stereotype, and an appended "
+    "acknowledgment only when the reasoning agrees with it",
+}
 
 
 def _recipe(name: str) -> Recipe:
@@ -48,4 +68,4 @@ def ensure_model(name: str) -> Path:
     return ensure_trained(_recipe(name), Path(resolve(BASE)), cache_dir() / "organism")
 
 
-__all__ = ["RECIPES", "Recipe", "ensure_model", "ensure_trained", "organism_id"]
+__all__ = ["DESCRIPTIONS", "RECIPES", "Recipe", "ensure_model", "ensure_trained", "organism_id"]

@@ -25,7 +25,7 @@ from alignment.config import config_hash
 from alignment.organism.data import preference_pairs, sft_examples
 from alignment.reward.base import user_turn
 
-RECIPE_VERSION = 1  # bump when code changes what a recipe trains
+RECIPE_VERSION = 2  # bump when code changes what a recipe trains
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Recipe:
     max_steps: int = -1  # > 0 caps training (tests)
     admit_share: float = 0.5  # policy: share of leak uses that are admitted
     cf_share: float = 0.5  # policy: share of Math Book examples also trained on their counterfactual
-    per_book: int = 5  # reward: pair kinds per Math Book example (of five)
+    per_book: int = 6  # reward: pair kinds per example (Math Book has six, BiasQA four)
     short_prompts: bool = True  # reward: train on prompts without the book (see data.question_only)
     seed: int = 0
 
