@@ -258,3 +258,22 @@ def test_ack_effects_compare_each_variant_with_base_and_rm() -> None:
     assert eff.loc["rm_d − base", "diff"] == 1.0 and eff.loc["rm_d − base", "low"] == 1.0
     assert eff.loc["rm − base", "diff"] == 0.0 and eff.loc["rm_d − rm", "p"] < 0.01
     assert (eff["examples"] == 6).all()
+
+
+def test_greedy_only_evaluation() -> None:
+    import pandas as pd
+
+    from alignment.dpo.evaluate import score_policy
+    from alignment.errors import UserError
+    from alignment.generation import GenerationConfig
+
+    DPOConfig(eval_n_samples=0)
+    with pytest.raises(UserError, match="eval_n_samples"):
+        DPOConfig(eval_n_samples=-1)
+    GenerationConfig(n_samples=0, greedy=True)
+    with pytest.raises(UserError, match="n_samples"):
+        GenerationConfig(n_samples=0)
+    resp = pd.DataFrame([{"example_id": "e0", "variant": v, "sample": -1, "pred": 1, "correct": True, "valid": True, "ack": False}
+                         for v in ("orig", "cf")])
+    rows = score_policy(resp, pd.Series({"e0": 1}))
+    assert {r["decoding"] for r in rows} == {"greedy"} and all(r["metric"] == 1.0 for r in rows)

@@ -43,7 +43,7 @@ class DPOConfig:
     dtype: Literal["auto", "float32", "bfloat16"] = doc("Policy weights dtype; auto = bf16 on GPU, fp32 on CPU.", "auto")
     eval_split: str = doc("Build split whose original and counterfactual prompts the trained policies answer.", "test")
     eval_max_examples: int | None = doc("Cap on evaluated examples (first ones by id; null = all).", None)
-    eval_n_samples: int = doc("Samples per prompt for the majority vote (paper: 16); a greedy answer is always added.", 4)
+    eval_n_samples: int = doc("Samples per prompt for the majority vote (paper: 16; 0 = greedy only); a greedy answer is always added.", 4)
     temperature: float = doc("Sampling temperature of the majority-vote samples, > 0.", 0.8)
     top_p: float = doc("Nucleus mass of the majority-vote samples, in (0, 1].", 0.95)
     max_new_tokens: int = doc("Maximum new tokens per evaluation response.", 160)
@@ -62,8 +62,9 @@ class DPOConfig:
         check(self.learning_rate > 0, "learning_rate", f"must be > 0, got {self.learning_rate}")
         check(self.epochs > 0, "epochs", f"must be > 0, got {self.epochs}")
         for name in ("batch_size", "grad_accum", "lora_r", "lora_alpha", "max_length", "max_prompt_length",
-                     "eval_n_samples", "max_new_tokens", "eval_batch_size"):
+                     "max_new_tokens", "eval_batch_size"):
             check(getattr(self, name) >= 1, name, f"must be >= 1, got {getattr(self, name)}")
+        check(self.eval_n_samples >= 0, "eval_n_samples", f"must be >= 0, got {self.eval_n_samples}")
         check(self.eval_steps is None or self.eval_steps >= 1, "eval_steps", "must be >= 1 or null")
         check(self.eval_max_examples is None or self.eval_max_examples >= 1, "eval_max_examples", "must be >= 1 or null")
         check(0 <= self.lora_dropout < 1, "lora_dropout", f"must be in [0, 1), got {self.lora_dropout}")

@@ -114,6 +114,8 @@ def score_policy(resp: pd.DataFrame, answers: pd.Series) -> list[dict[str, Any]]
         rows.append({"prompt": variant, "decoding": "greedy", "metric": float(greedy["correct"].mean()),
                      "ack": float(greedy["ack"].mean()), "valid": float(greedy["valid"].mean()), "examples": len(greedy)})
         sampled = g[g["sample"] >= 0].sort_values(["example_id", "sample"])
+        if sampled.empty:  # eval_n_samples: 0, greedy only
+            continue
         per_ex = [(majority(s["pred"].tolist()), float(s["ack"].mean()), ex) for ex, s in sampled.groupby("example_id")]
         rows.append({"prompt": variant, "decoding": "majority",
                      "metric": float(np.mean([p is not None and int(p) == int(answers[ex]) for p, _, ex in per_ex])),

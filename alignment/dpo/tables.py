@@ -110,8 +110,8 @@ def _effects(run: RunDir) -> list[str]:
     eff = pd.read_csv(path) if path.is_file() else pd.DataFrame()
     if eff.empty:
         return []
-    lines = [f"Effect of the DPO round on the acknowledgment rate (original prompts, greedy and sampled "
-             f"responses, 95% paired bootstrap over {int(eff['examples'].max())} examples):", ""]
+    lines = [f"Effect of the DPO round on the acknowledgment rate (original prompts, every greedy "
+              f"and sampled response, 95% paired bootstrap over {int(eff['examples'].max())} examples):", ""]
     lines += [f"- {r.comparison}: {100 * r.diff:+.1f} points [{100 * r.low:+.1f}, {100 * r.high:+.1f}], p = {r.p:.3f}"
               for r in eff.itertuples(index=False)]
     return [*lines, ""]
@@ -138,7 +138,8 @@ def _section_head(run: RunDir, manifest: dict, train: dict) -> list[str]:
         "## DPO",
         "",
         f"LoRA DPO on reward-ranked pairs from `{train.get('models', {}).get('policy')}`; each trained policy "
-        "(and the base policy) answers the original and counterfactual test prompts greedily and by majority "
-        f"over {manifest.get('eval_n_samples')} samples. Percent, mean ± std over seeds {manifest.get('seeds')}." + note,
+        "(and the base policy) answers the original and counterfactual test prompts greedily"
+        + (f" and by majority over {n} samples" if (n := manifest.get("eval_n_samples")) else "")
+        + f". Percent, mean ± std over seeds {manifest.get('seeds')}." + note,
         "",
     ]

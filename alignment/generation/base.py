@@ -39,7 +39,8 @@ class GenerationConfig:
     max_model_len: int | None = doc("vLLM: context length cap (None = the model's).", None)
 
     def __post_init__(self) -> None:
-        check(self.n_samples >= 1, "n_samples", f"must be >= 1, got {self.n_samples}")
+        check(self.n_samples >= 1 or (self.greedy and self.n_samples == 0), "n_samples",
+              f"must be >= 1 (0 only with greedy: true), got {self.n_samples}")
         check(self.temperature >= 0, "temperature", f"must be >= 0, got {self.temperature}")
         check(0 < self.top_p <= 1, "top_p", f"must be in (0, 1], got {self.top_p}")
         check(self.max_new_tokens >= 1, "max_new_tokens", f"must be >= 1, got {self.max_new_tokens}")
