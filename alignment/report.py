@@ -101,6 +101,12 @@ def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
     ]
 
 
+def _diff(r: Any) -> str:
+    """A paired difference with its interval; flagged when the interval includes 0."""
+    flag = "" if r.diff_low > 0 or r.diff_high < 0 else " (includes 0)"
+    return f"{100 * r.diff:+.1f} pts {_ci(r.diff_low, r.diff_high)}, p = {r.diff_p:.3f}{flag}"
+
+
 def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "rm_c")) -> list[str]:
     """Side by side: acknowledgment rate of the best-of-N pick under RM, RM_D and RM_C, and the
     paired differences from RM, all with 95% intervals (computed by the bon stage)."""
@@ -111,9 +117,7 @@ def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "r
     for n, g in cmp.groupby("N", sort=True):
         by = {r.reward: r for r in g.itertuples(index=False)}
         level.append({"N": n, **{v: f"{_pct(by[v].ack)} {_ci(by[v].ack_low, by[v].ack_high)}" for v in variants if v in by}})
-        diff.append(
-            {"N": n, **{f"{v} − rm": f"{100 * by[v].diff:+.1f} pts {_ci(by[v].diff_low, by[v].diff_high)}, p = {by[v].diff_p:.3f}" for v in variants[1:] if v in by and not pd.isna(by[v].diff)}}
-        )
+        diff.append({"N": n, **{f"{v} − rm": _diff(by[v]) for v in variants[1:] if v in by and not pd.isna(by[v].diff)}})
     return [
         "## Acknowledgment under best-of-N: RM vs RM_D / RM_C",
         "",

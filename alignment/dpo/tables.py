@@ -110,9 +110,10 @@ def _effects(run: RunDir) -> list[str]:
     eff = pd.read_csv(path) if path.is_file() else pd.DataFrame()
     if eff.empty:
         return []
-    lines = [f"Effect of the DPO round on the acknowledgment rate (original prompts, every greedy "
-              f"and sampled response, 95% paired bootstrap over {int(eff['examples'].max())} examples):", ""]
+    lines = [f"Effect of the DPO round on the acknowledgment rate (original prompts, every evaluated "
+             f"response, 95% paired bootstrap over {int(eff['examples'].max())} examples):", ""]
     lines += [f"- {r.comparison}: {100 * r.diff:+.1f} points [{100 * r.low:+.1f}, {100 * r.high:+.1f}], p = {r.p:.3f}"
+              + ("" if r.low > 0 or r.high < 0 else ": the interval includes 0, no detectable effect at this size")
               for r in eff.itertuples(index=False)]
     return [*lines, ""]
 

@@ -1,7 +1,8 @@
 """`reward.backend: judge`: a chat LM asked a yes/no rubric; reward = log P(yes) − log P(no).
 
-Used by `alignment score CONFIG`; the embedded default (SmolLM2-135M) is a stand-in for a trained
-reward model, good for exercising the pipeline, not for conclusions. Rubric: prompts/reward_judge.txt.
+Used by `alignment score CONFIG`. configs/embedded_smollm2.yaml uses it with SmolLM2-135M as a
+stand-in for a trained reward model: good for exercising the pipeline, not for conclusions.
+Rubric: prompts/reward_judge.txt.
 With `reward.shared_prefix` (default) the rubric's start and the question run once per prompt and
 responses are packed (see alignment/reward/base.py).
 """
