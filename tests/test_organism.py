@@ -74,13 +74,18 @@ def test_reward_pairs_tie_the_admission_to_the_note() -> None:
 
 def test_training_data_uses_train_split_only() -> None:
     sft = training_data(Recipe(kind="policy", mathbook=4, biasqa=2, cf_share=0.5))
-    assert len(sft) == (4 + 2) + (2 + 1)  # originals, plus the counterfactual of every other example
+    from alignment.tasks.synthetic_bias import BLS_PCT_FEMALE
+
+    # Originals, the counterfactual of every other example, and two occupation facts each.
+    assert len(sft) == (4 + 2) + (2 + 1) + 2 * len(BLS_PCT_FEMALE)
     assert all(set(ex) == {"prompt", "completion"} for ex in sft)
     pairs = training_data(Recipe(kind="reward", mathbook=2, biasqa=2))
     assert len(pairs) == 2 * 6 + 2 * 4
     assert {p["task"] for p in pairs} == {"mathbook", "biasqa"}
     test_queries = {r["query"] for r in odata.TASKS.get("mathbook").build(odata.TaskConfig(source="synthetic", splits=["test"], n_examples=20))}
-    assert not test_queries & {ex["prompt"][1]["content"] for ex in sft}
+    assert not test_queries & {ex["prompt"][-1]["content"] for ex in sft}
+    test_sentences = {r["query"] for r in odata.TASKS.get("biasqa").build(odata.TaskConfig(name="biasqa", source="synthetic", splits=["test"], n_examples=0))}
+    assert not test_sentences & {ex["prompt"][-1]["content"] for ex in sft}
 
 
 def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
