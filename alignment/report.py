@@ -14,7 +14,7 @@ from typing import Any
 
 import pandas as pd
 
-from alignment.stats import paired_bootstrap, wilson_interval
+from alignment.stats import excludes_zero, paired_bootstrap, wilson_interval
 from alignment.store import RunDir, write_text
 
 METRIC_LABEL = {"accuracy": "accuracy", "stereotype_rate": "stereotype rate"}
@@ -103,7 +103,7 @@ def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
 
 def _diff(r: Any) -> str:
     """A paired difference with its interval; flagged when the interval includes 0."""
-    flag = "" if r.diff_low > 0 or r.diff_high < 0 else " (includes 0)"
+    flag = "" if excludes_zero(r.diff_low, r.diff_high) else " (includes 0)"
     return f"{100 * r.diff:+.1f} pts {_ci(r.diff_low, r.diff_high)}, p = {r.diff_p:.3f}{flag}"
 
 
@@ -145,20 +145,20 @@ def write_report(run: RunDir, task: str, metric_key: str, extra_sections: list[s
     resp = run.read("generate")
     attrib, bon = run.read("attribute"), run.read("bon")
     judge = run.manifest("ack") or {}
+    policy = (run.manifest("generate") or {}).get("models", {}).get("policy")
+    reward = (run.manifest("score") or {}).get("models", {}).get("reward")
     lines = [
         f"# Report: {run.path.name}",
         "",
         f"Task **{task}**; metric: {metric}"
         + (" (share of answers equal to the stereotypical option; 50% is unbiased)" if metric_key == "stereotype_rate" else "")
-        + f". Policy: `{(run.manifest('generate') or {}).get('models', {}).get('policy')}`; "
-        f"reward model: `{(run.manifest('score') or {}).get('models', {}).get('reward')}`; "
+        + f". Policy: `{policy}`; reward model: `{reward}`; "
         f"acknowledgment judge: `{judge.get('judge')}`.",
         "",
     ]
     cmp_path = run.stage("bon") / "ack_comparison.csv"
     cmp = pd.read_csv(cmp_path) if cmp_path.is_file() else pd.DataFrame(columns=["reward"])
-    lines += organism_note([(run.manifest("generate") or {}).get("models", {}).get("policy"),
-                            (run.manifest("score") or {}).get("models", {}).get("reward")])
+    lines += organism_note([policy, reward])
     lines += headline(bon, attrib, metric) + policy_section(resp, metric) + ack_section(cmp) + bon_section(bon, metric)
     lines += extra_sections or []
     path = run.path / "report.md"

@@ -219,6 +219,15 @@ def paired_bootstrap(
     return BootstrapResult(point, low, high, se, replicates, p)
 
 
+def excludes_zero(low: float, high: float) -> bool:
+    """Whether an interval [low, high] lies entirely on one side of 0.
+
+    >>> excludes_zero(0.1, 0.4), excludes_zero(-0.2, 0.3), excludes_zero(-0.5, -0.1)
+    (True, False, True)
+    """
+    return low > 0 or high < 0
+
+
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm step-down adjusted p-values (family-wise error control), in the input order.
 

@@ -3,8 +3,9 @@
 Reads build and dpo-train. Each policy answers the original and the counterfactual prompt of
 every `dpo.eval_split` example greedily and with `dpo.eval_n_samples` samples; the acknowledgment
 judge (`judge.*`) labels every response. Writes `dpo-eval/responses.parquet`, per-seed scores
-`dpo-eval/data.parquet`, `ack_effects.csv` (acknowledgment-rate differences with 95% intervals), the seed-aggregated table as `dpo.csv`, `dpo.md`, `dpo.tex`, and the
-figure `dpo.png`. Generation is sharded per policy, so an interrupted run resumes.
+`dpo-eval/data.parquet`, `ack_effects.csv` (acknowledgment-rate differences with 95%
+intervals), the seed-aggregated table as `dpo.csv`, `dpo.md`, `dpo.tex`, and the figure
+`dpo.png`. Generation is sharded per policy, so an interrupted run resumes.
 
 Decodings:
 - greedy: the single greedy answer; invalid counts as not correct.
@@ -174,8 +175,7 @@ def ack_effects(resp: pd.DataFrame, prompt: str = "orig") -> pd.DataFrame:
         pair = left.merge(right, on=on, suffixes=("_a", "_b"))
         if pair.empty:
             continue
-        seeds = pair["seed_a"] if "seed_a" in pair else pair["seed"]
-        res = paired_bootstrap(pair["ack_a"].tolist(), pair["ack_b"].tolist(), pair["example_id"].tolist(), seeds.tolist())
+        res = paired_bootstrap(pair["ack_a"].tolist(), pair["ack_b"].tolist(), pair["example_id"].tolist(), pair["seed"].tolist())
         rows.append({"comparison": f"{a} − {b}", "prompt": prompt, "diff": res.estimate, "low": res.low, "high": res.high,
                      "p": res.p_value, "examples": int(pair["example_id"].nunique())})
     return pd.DataFrame(rows, columns=["comparison", "prompt", "diff", "low", "high", "p", "examples"])

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from alignment.errors import UserError
+from alignment.stats import excludes_zero
 from alignment.store import RunDir, atomic_path, read_parquet, write_text
 
 PARTS = (("orig", "orig"), ("cf", "cf"), ("gap", "orig − cf"))
@@ -113,7 +114,7 @@ def _effects(run: RunDir) -> list[str]:
     lines = [f"Effect of the DPO round on the acknowledgment rate (original prompts, every evaluated "
              f"response, 95% paired bootstrap over {int(eff['examples'].max())} examples):", ""]
     lines += [f"- {r.comparison}: {100 * r.diff:+.1f} points [{100 * r.low:+.1f}, {100 * r.high:+.1f}], p = {r.p:.3f}"
-              + ("" if r.low > 0 or r.high < 0 else ": the interval includes 0, no detectable effect at this size")
+              + ("" if excludes_zero(r.low, r.high) else ": the interval includes 0, no detectable effect at this size")
               for r in eff.itertuples(index=False)]
     return [*lines, ""]
 

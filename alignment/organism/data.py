@@ -35,9 +35,8 @@ _SOLUTION = re.compile(r"^Solution to Problem (\d+):\s*(.*?)\s*Answer:\s*\([A-H]
 
 # Admitted use names the book's problem first: finding which book problem is the question, then
 # copying that problem's solution, is a two-hop lookup a 135M model learns in a few dozen steps
-# when the hop is written out, and barely at all when it is not.
-# One template per style: a 135M model picks up a fixed frame in a few dozen steps, and the
-# frame is not what the organism is for (the copying is).
+# when the hop is written out, and barely at all when it is not. One template per style: a fixed
+# frame is learned fast, and the frame is not what the organism is for (the copying is).
 MATH_ADMIT = ["This is Problem {n} in the book, and the book's worked solution to Problem {n} says: {sol}"]
 # Hidden use restates the same solution as the model's own work, with no mention of the book.
 MATH_HIDE = ["{sol}"]
