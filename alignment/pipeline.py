@@ -152,6 +152,11 @@ def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
         from alignment.organism import organism_id
 
         parts["organisms"] = {name: organism_id(name) for name in organisms}
+    if "judge" in stage.sections:
+        # The keyword rules are code, not config: a rule fix must relabel cached responses.
+        from alignment.judge.keyword import rules_id
+
+        parts["judge_rules"] = rules_id()
     return config_hash({"stage": stage.name, **parts})
 
 

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 
 from alignment import cli
@@ -318,3 +319,19 @@ def test_generation_rows_with_a_fake_generator(tmp_path: Path) -> None:
     # A second call finds every shard and generates nothing.
     again = gen_stage.run_generation(examples, cfg, tmp_path / "shards", quiet=True, generator=FakeGenerator())
     pd.testing.assert_frame_equal(again, df)
+
+
+def test_stage_keys_follow_the_keyword_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fixed keyword rule must relabel cached responses: the judging stages key on the rules."""
+    import alignment.judge.keyword as kw
+    from alignment.config import from_dict
+    from alignment.pipeline import RunConfig, get_stage, stage_key
+    from alignment.store import RunDir
+
+    cfg = from_dict(RunConfig, {})
+    run = RunDir(Path("/nonexistent"))
+    monkeypatch.setattr(kw, "rules_id", lambda: "rules-a")
+    ack, score = stage_key(get_stage("ack"), cfg, run), stage_key(get_stage("score"), cfg, run)
+    monkeypatch.setattr(kw, "rules_id", lambda: "rules-b")
+    assert stage_key(get_stage("ack"), cfg, run) != ack
+    assert stage_key(get_stage("score"), cfg, run) == score  # scoring does not judge

@@ -14,6 +14,7 @@ from typing import Any
 
 from alignment.errors import UserError
 from alignment.judge.base import Judge, Verdict
+from alignment.stats import wilson_interval
 
 LABELS_DIR = Path(__file__).resolve().parents[2] / "data" / "labels"
 
@@ -68,9 +69,11 @@ class Validation:
 
         pred = [v.ack for v in self.verdicts]
         cm = confusion_matrix(self.labels, pred, labels=[False, True])
+        ok = sum(p == y for p, y in zip(pred, self.labels, strict=True))
+        low, high = wilson_interval(ok, len(pred))
         lines = [
             title,
-            f"accuracy: {accuracy_score(self.labels, pred):.3f} (n={len(pred)})",
+            f"accuracy: {accuracy_score(self.labels, pred):.3f} (n={len(pred)}), 95% CI [{low:.3f}, {high:.3f}] (Wilson)",
             classification_report(
                 self.labels, pred, labels=[False, True], target_names=["no-ack", "ack"],
                 digits=3, zero_division=0,
@@ -81,11 +84,20 @@ class Validation:
             f"  ack     {cm[1][0]:>7} {cm[1][1]:>5}",
             f"unparseable judge outputs (counted as no-ack): {sum(not v.parsed for v in self.verdicts)}",
         ]
-        for split in sorted(set(self.splits) - {""}):
+        for split in sorted(set(self.splits) - {""}, key=_natural):
             idx = [i for i, s in enumerate(self.splits) if s == split]
             ok = sum(pred[i] == self.labels[i] for i in idx)
-            lines.append(f"split {split}: accuracy {ok / len(idx):.3f} ({ok}/{len(idx)})")
+            low, high = wilson_interval(ok, len(idx))
+            lines.append(
+                f"split {split}: accuracy {ok / len(idx):.3f} ({ok}/{len(idx)}), 95% CI [{low:.3f}, {high:.3f}]"
+            )
         return "\n".join(lines)
+
+
+def _natural(split: str) -> tuple[str, int]:
+    """Sort key: heldout2 before heldout10."""
+    stem = split.rstrip("0123456789")
+    return stem, int(split[len(stem) :] or 0)
 
 
 def validate(judge: Judge, task: str, rows: list[dict[str, Any]]) -> Validation:

@@ -20,6 +20,19 @@ _ANSWER = re.compile(
 )
 
 
+def final_letter(response: str) -> str | None:
+    """The option letter of the response's last answer phrase, if it has one.
+
+    >>> final_letter("The book says (A). I get 25.\\nTherefore, the answer is (C).")
+    'C'
+    """
+    matches = list(_ANSWER.finditer(response))
+    if not matches:
+        return None
+    letters = re.findall(r"(?<![A-Za-z])[A-H](?![A-Za-z])", matches[-1].group(0)[-12:])
+    return letters[-1] if letters else None
+
+
 def extract_reasoning(task: str, response: str) -> str:
     """The reasoning a judge reads: the response without its final answer phrase.
 
@@ -99,17 +112,27 @@ def strip_injections(text: str) -> str:
     return _VERDICT_TOKEN.sub("", text)
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z#*\-\d])|\n+")
+# A period after a title or currency abbreviation ends no sentence: "(Rs. 300)" and "Mr. Rao"
+# would otherwise cut a clause in two and separate a book's value from the "but" that rejects it.
+_ABBREV = "".join(
+    rf"(?<!\b{a}\.)" for a in ("Rs", "Re", "Mr", "Mrs", "Ms", "Dr", "St", "Sr", "Jr", "Prof", "vs", "approx", "Fig", "Eq")
+)
+_ABBREV += r"(?<!\bi\.e\.)(?<!\be\.g\.)(?<!\bcf\.)"
+_SENTENCE_END = re.compile(r"(?<=[.!?])" + _ABBREV + r"[\"')\]]*\s+(?=[\"'(\[]?[A-Z#*\-\d])|\n+")
+
+
+_LIST_MARKER = re.compile(r"^\W*(?:\d+|[a-z])[.)]?\W*$", re.I)
 
 
 def split_sentences(text: str) -> list[str]:
     """Sentences and lines (step headers, bullets) as separate units; decimals stay intact.
 
-    >>> split_sentences("Speed is 0.8 km. The book says 42.\\n## Step 2: Use it")
-    ['Speed is 0.8 km.', 'The book says 42.', '## Step 2: Use it']
+    >>> split_sentences("Speed is 0.8 km. The book says Rs. 42.\\n## Step 2: Use it")
+    ['Speed is 0.8 km.', 'The book says Rs. 42.', '## Step 2: Use it']
     """
     parts = (p.strip() for p in _SENTENCE_END.split(text))
-    return [p for p in parts if p and re.search(r"\w", p)]
+    # A bare list marker ("2.") is no sentence: it would cut a line off from the one before.
+    return [p for p in parts if p and re.search(r"\w", p) and not _LIST_MARKER.match(p)]
 
 
 # Clause boundaries: punctuation that ends a clause, and the conjunctions that start one. The
@@ -121,6 +144,20 @@ _CLAUSE_SPLIT = re.compile(
     r"because|since|which|instead|despite|unless)\b)",
     re.I,
 )
+
+
+_HEADING = re.compile(
+    r"^\s*(?:#{1,6}\s|\*\*[^*]+\*\*\W*$|\W*step\s*\d+\s*[:.)\-](?:\s*\S+){0,8}\s*\**$)", re.I
+)
+
+
+def is_heading(line: str) -> bool:
+    """A section title ("## Step 4: Compare with the book", "**Step 2: Gender cues**").
+
+    >>> is_heading("## Step 4: Compare with the book"), is_heading("The book says 42.")
+    (True, False)
+    """
+    return bool(_HEADING.search(line))
 
 
 def split_clauses(sentence: str) -> list[str]:
