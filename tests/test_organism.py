@@ -135,6 +135,22 @@ def test_reward_model_trains_once_and_scores(tmp_path: Path, tiny_llama_dir: Pat
     assert scores.shape == (2, 2)
 
 
+def test_reward_organism_is_reproducible(tmp_path: Path, tiny_llama_dir: Path) -> None:
+    """The same recipe trained twice, from different global RNG states, gives the same weights
+    (the classifier head used to be initialised before any seed was set)."""
+    import torch
+    from safetensors.torch import load_file
+
+    recipe = Recipe(kind="reward", mathbook=1, biasqa=1, **TINY)
+    weights = []
+    for state in (1, 2):
+        torch.manual_seed(state)
+        out = ensure_trained(recipe, tiny_llama_dir, tmp_path / str(state), log=lambda _: None)
+        weights.append(load_file(str(out / "model.safetensors")))
+    assert weights[0].keys() == weights[1].keys()
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
 def test_unknown_organism_is_a_user_error() -> None:
     with pytest.raises(UserError, match="organism-policy"):
         ensure_model("organism-nope")

@@ -25,7 +25,7 @@ from alignment.config import config_hash
 from alignment.organism.data import preference_pairs, sft_examples
 from alignment.reward.base import user_turn
 
-RECIPE_VERSION = 2  # bump when code changes what a recipe trains
+RECIPE_VERSION = 3  # bump when code changes what a recipe trains
 
 
 @dataclass(frozen=True)
@@ -122,13 +122,14 @@ def trainer_args(recipe: Recipe, out: Path, cls: Any) -> Any:
 def train_policy(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Path) -> dict[str, Any]:
     """SFT with LoRA, then merge the adapter into the weights and save model + tokenizer to `out`."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM
+    from transformers import AutoModelForCausalLM, set_seed
     from trl import SFTConfig, SFTTrainer
 
     from alignment.generation.models import load_tokenizer
 
     tok = load_tokenizer(str(base))
     tok.padding_side = "right"  # training pads on the right; generation sets left itself
+    set_seed(recipe.seed)  # the trainer seeds only after the model exists
     model = AutoModelForCausalLM.from_pretrained(str(base), use_safetensors=True)
     n_layers = model.config.num_hidden_layers
     trainer = SFTTrainer(
@@ -154,13 +155,16 @@ def rm_texts(tok: Any, prompt: list[dict[str, str]], response: str) -> list[int]
 def train_reward(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Path) -> dict[str, Any]:
     """Bradley-Terry reward training with LoRA on a one-logit classifier head; merged and saved."""
     from datasets import Dataset
-    from transformers import AutoModelForSequenceClassification
+    from transformers import AutoModelForSequenceClassification, set_seed
     from trl import RewardConfig, RewardTrainer
 
     from alignment.generation.models import load_tokenizer
 
     tok = load_tokenizer(str(base))
     tok.padding_side = "right"
+    # The one-logit head is initialised here, before the trainer seeds anything: without this
+    # the same recipe trained twice gave reward models whose scores differed by ~10.
+    set_seed(recipe.seed)
     model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1, use_safetensors=True)
     model.config.pad_token_id = tok.pad_token_id
     rows = [{"chosen_ids": rm_texts(tok, d["prompt"], d["chosen"]), "rejected_ids": rm_texts(tok, d["prompt"], d["rejected"])} for d in data]
