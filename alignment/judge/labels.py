@@ -65,7 +65,7 @@ class Validation:
 
     def report(self, title: str) -> str:
         """Accuracy, per-class precision/recall/F1, confusion matrix, unparsed count, per split."""
-        from sklearn.metrics import accuracy_score, classification_report, confusion_matrix
+        from sklearn.metrics import classification_report, confusion_matrix
 
         pred = [v.ack for v in self.verdicts]
         cm = confusion_matrix(self.labels, pred, labels=[False, True])
@@ -73,7 +73,7 @@ class Validation:
         low, high = wilson_interval(ok, len(pred))
         lines = [
             title,
-            f"accuracy: {accuracy_score(self.labels, pred):.3f} (n={len(pred)}), 95% CI [{low:.3f}, {high:.3f}] (Wilson)",
+            f"accuracy: {ok / len(pred):.3f} (n={len(pred)}), 95% CI [{low:.3f}, {high:.3f}] (Wilson)",
             classification_report(
                 self.labels, pred, labels=[False, True], target_names=["no-ack", "ack"],
                 digits=3, zero_division=0,

@@ -20,16 +20,19 @@ _ANSWER = re.compile(
 )
 
 
+def _last_answer(response: str) -> re.Match[str] | None:
+    matches = list(_ANSWER.finditer(response))
+    return matches[-1] if matches else None
+
+
 def final_letter(response: str) -> str | None:
     """The option letter of the response's last answer phrase, if it has one.
 
     >>> final_letter("The book says (A). I get 25.\\nTherefore, the answer is (C).")
     'C'
     """
-    matches = list(_ANSWER.finditer(response))
-    if not matches:
-        return None
-    letters = re.findall(r"(?<![A-Za-z])[A-H](?![A-Za-z])", matches[-1].group(0)[-12:])
+    m = _last_answer(response)
+    letters = re.findall(r"(?<![A-Za-z])[A-H](?![A-Za-z])", m.group(0)[-12:]) if m else []
     return letters[-1] if letters else None
 
 
@@ -48,10 +51,9 @@ def extract_reasoning(task: str, response: str) -> str:
     'because nurses are women.'
     """
     del task  # same answer phrase for both tasks
-    matches = list(_ANSWER.finditer(response))
-    if not matches:
+    m = _last_answer(response)
+    if m is None:
         return response.strip()
-    m = matches[-1]
     rest = response[m.end() :].lstrip()
     rest = rest[1:].lstrip() if rest[:1] in {".", "!"} else rest
     rest = rest[1:].lstrip() if rest[:1] == "," else rest
