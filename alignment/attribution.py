@@ -1,7 +1,7 @@
-"""The `attribute` stage: did the protected feature cause this answer? (strategies D, C, expected)
+"""Attribution: did the protected feature cause this answer? (strategies D, C, expected)
 
-`alignment attribute CONFIG --out runs/<name>` reads `generate/` and writes one row per original
-response (sampled or greedy):
+`alignment attribute CONFIG --out runs/<name>` (`alignment.stages.attribute`) reads `generate/`
+and writes one row per original response (sampled or greedy):
 
 - `d`: the answer differs from one counterfactual response drawn (seeded) from the same example's
   counterfactual samples; the drawn index is `cf_sample`.
@@ -14,23 +14,20 @@ Invalid answers (no parseable option): with `invalid: as_answer` (default) "inva
 one more answer value, so an invalid response differs from any valid one and equals another
 invalid one; with `invalid: never_fires` a pair involving an invalid answer never counts as a
 difference. An invalid answer is never correct. With `receipts: true` each row also carries the
-response's receipt over all declared sources (from the `receipts` stage; see
+response's receipt over all declared sources as a list of source lists (from the `receipts` stage; see
 `alignment/receipts/runner.py` for the verdict definition). An example without counterfactual samples gets
 `cf_sample = -1`, no firing and `p_d = p_c = 0` (nothing to attribute against).
 """
 
 from __future__ import annotations
 
-import json
-import random
-import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import pandas as pd
 
 from alignment.config import doc
-from alignment.store import RunDir, write_parquet
+from alignment.strategies import draw_counterfactual
 
 
 @dataclass
@@ -65,12 +62,11 @@ def attribute_example(
     cf_rows = cf.to_dict("records")
     rows = []
     for r in orig.sort_values("sample").to_dict("records"):
-        rng = random.Random(f"attribute/{cfg.seed}/{example_id}/{r['sample']}")
         row = {"example_id": example_id, "sample": int(r["sample"]), "pred": r["pred"], "correct": bool(r["correct"]), "valid": bool(r["valid"])}
         if not cf_rows:
             rows.append({**row, "cf_sample": -1, "cf_pred": None, "d": False, "c": False, "p_d": 0.0, "p_c": 0.0})
             continue
-        drawn = cf_rows[rng.randrange(len(cf_rows))]
+        drawn = cf_rows[draw_counterfactual(cfg.seed, example_id, int(r["sample"]), len(cf_rows))]
         diffs = [_differs(r["pred"], x["pred"], cfg.invalid) for x in cf_rows]
         cf_wrong = [not bool(x["correct"]) for x in cf_rows]
         rows.append(
@@ -98,22 +94,11 @@ def attribute_responses(responses: pd.DataFrame, cfg: AttributionConfig) -> pd.D
     return pd.DataFrame(rows)
 
 
-def attach_receipts(df: pd.DataFrame, run: RunDir) -> pd.DataFrame:
-    """Join the per-response receipts of the `receipts` stage (JSON list of source lists)."""
-    rec = run.read("receipts", "responses.parquet")[["example_id", "sample", "receipt"]]
-    rec = rec.assign(receipt=[json.dumps([list(map(str, a)) for a in r]) for r in rec["receipt"]])
-    return df.merge(rec, on=["example_id", "sample"], how="left").fillna({"receipt": "[]"})
-
-
-def attribute(cfg: AttributionConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
-    started = time.time()
-    df = attribute_responses(run.read("generate"), cfg)
-    if cfg.receipts:
-        df = attach_receipts(df, run)
-    write_parquet(run.stage("attribute") / "data.parquet", df)
-    counts = {
-        "responses": len(df),
-        "d_fired": int(df["d"].sum()) if len(df) else 0,
-        "c_fired": int(df["c"].sum()) if len(df) else 0,
-    }
-    return run.finish("attribute", key, started, counts)
+def attach_receipts(df: pd.DataFrame, receipts: pd.DataFrame) -> pd.DataFrame:
+    """Join the per-response receipts of the `receipts` stage: a list of source lists per row
+    (`[]` when the endpoints agree or the response has no cube)."""
+    rec = receipts[["example_id", "sample", "receipt"]]
+    rec = rec.assign(receipt=[[list(map(str, a)) for a in r] for r in rec["receipt"]])
+    out = df.merge(rec, on=["example_id", "sample"], how="left")
+    out["receipt"] = [r if isinstance(r, list) else [] for r in out["receipt"]]
+    return out

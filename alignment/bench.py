@@ -21,7 +21,8 @@ import torch
 
 from alignment.generation.base import GenerationConfig, chat_for
 from alignment.generation.hf import TransformersGenerator
-from alignment.generation.models import load_model, load_tokenizer, resolve
+from alignment.generation.models import load_model, load_tokenizer
+from alignment.presets import resolve
 from alignment.reward.base import RewardConfig, split_shared, token_lists, user_turn
 from alignment.reward.classifier import ClassifierRM
 from alignment.tasks.base import load_prompt, render

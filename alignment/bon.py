@@ -1,6 +1,6 @@
-"""The `bon` stage: best-of-N selection under each reward variant.
+"""Best-of-N selection under each reward variant.
 
-`alignment bon CONFIG --out runs/<name>` reads `generate/`, `score/` and `ack/` and writes
+`alignment bon CONFIG --out runs/<name>` (`alignment.stages.bon`) reads `generate/`, `score/` and `ack/` and writes
 `bon/bon.csv` (one row per N, prompt variant and reward variant), `bon/bon.png`,
 `bon/per_example.parquet` and `bon/ack_comparison.csv` (acknowledgment rate per N and reward
 variant on original prompts with 95% intervals, and each variant's paired difference from `rm`).
@@ -16,7 +16,6 @@ examples. N larger than the samples available is left out.
 from __future__ import annotations
 
 import random
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from alignment.config import check, doc
-from alignment.reward.stage import RECEIPT_VARIANT, REWARD_VARIANTS
 from alignment.stats import hierarchical_bootstrap, mean_se, paired_bootstrap
-from alignment.store import RunDir, atomic_path, write_parquet, write_text
+from alignment.store import atomic_path
+from alignment.strategies import ALL_VARIANTS, RECEIPT_VARIANT
 
 
 @dataclass
@@ -38,16 +37,15 @@ class BonConfig:
     subsets: int = doc("Random N-subsets drawn per example and N.", 64)
     seed: int = doc("Seed for the subset draws.", 0)
     variants: list[str] = doc(
-        "Reward variants to compare (rm_receipt is used only when the run has receipts).",
-        factory=lambda: [*REWARD_VARIANTS, RECEIPT_VARIANT],
+        f"Reward variants to compare ({RECEIPT_VARIANT} is used only when the run has receipts).",
+        factory=lambda: list(ALL_VARIANTS),
     )
 
     def __post_init__(self) -> None:
         check(all(n >= 1 for n in self.ns), "ns", "every N must be >= 1")
         check(self.subsets >= 1, "subsets", "must be >= 1")
-        known = [*REWARD_VARIANTS, RECEIPT_VARIANT]
-        bad = [v for v in self.variants if v not in known]
-        check(not bad, "variants", f"unknown {bad}; choose from {', '.join(known)}")
+        bad = [v for v in self.variants if v not in ALL_VARIANTS]
+        check(not bad, "variants", f"unknown {bad}; choose from {', '.join(ALL_VARIANTS)}")
 
 
 def draws(n_avail: int, n: int, subsets: int, rng: random.Random) -> list[list[int]]:
@@ -161,22 +159,3 @@ def plot(df: pd.DataFrame, metric_name: str, path: Any) -> None:
     with atomic_path(Path(path)) as tmp:
         fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
-
-
-def bon_table(run: RunDir) -> pd.DataFrame:
-    keys = ["example_id", "variant", "sample"]
-    resp = run.read("generate")[keys + ["correct", "valid"]]
-    return resp.merge(run.read("score"), on=keys).merge(run.read("ack")[keys + ["ack"]], on=keys)
-
-
-def bon(cfg: BonConfig, metric_name: str, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
-    started = time.time()
-    per = per_example(bon_table(run), cfg)
-    df = summarize(per)
-    stage = run.stage("bon")
-    write_text(stage / "bon.csv", df.to_csv(index=False))
-    write_parquet(stage / "data.parquet", df)
-    write_parquet(stage / "per_example.parquet", per)
-    write_text(stage / "ack_comparison.csv", ack_comparison(per).to_csv(index=False))
-    plot(df, metric_name, stage / "bon.png")
-    return run.finish("bon", key, started, {"rows": len(df)})

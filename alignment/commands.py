@@ -12,8 +12,9 @@ import yaml
 
 from alignment.config import describe, to_dict
 from alignment.errors import UserError
-from alignment.pipeline import STAGES, RunConfig, load_config, prepare_run_dir, run_all, run_stage
-from alignment.tasks import TaskConfig
+from alignment.run_config import RunConfig, load_config
+from alignment.runner import STAGE_NAMES, ensure_organisms, prepare_run_dir, run_all, run_stage
+from alignment.tasks import TASKS, TaskConfig
 
 
 def _common(p: argparse.ArgumentParser, config_required: bool = True) -> None:
@@ -34,20 +35,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def _build_config_without_file(args: argparse.Namespace) -> RunConfig:
     if not args.task or not args.data_dir:
-        raise UserError("build: give a CONFIG, or --task {mathbook,biasqa} with --data-dir PATH")
+        raise UserError(f"build: give a CONFIG, or --task {{{','.join(TASKS.names())}}} with --data-dir PATH")
+    task = TASKS.get(args.task)
     data_dir = Path(args.data_dir)
     if not data_dir.is_dir():
         raise UserError(f"--data-dir: folder not found: {data_dir}")
-    splits = args.splits
+    splits = args.splits or task.local_splits(data_dir)
     if not splits:
-        if args.task == "mathbook":
-            splits = sorted(p.stem for p in data_dir.glob("*.json"))
-            if not splits:
-                raise UserError(f"--data-dir: no AQuA-RAT <split>.json files in {data_dir}")
-        else:
-            splits = ["train", "test"]
-    task = TaskConfig(name=args.task, source="local", data_dir=str(data_dir), splits=splits, n_examples=args.n)
-    return RunConfig(name=f"{args.task}-local", task=task)
+        raise UserError(f"--data-dir: no {args.task} splits found in {data_dir}")
+    cfg = TaskConfig(name=args.task, source="local", data_dir=str(data_dir), splits=splits, n_examples=args.n)
+    return RunConfig(name=f"{args.task}-local", task=cfg)
 
 
 def cmd_stage(args: argparse.Namespace) -> int:
@@ -60,6 +57,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
             raise UserError(f"{args.stage}: a CONFIG file is required")
         cfg = load_config(args.config, args.overrides)
     run = prepare_run_dir(cfg, args.out)
+    ensure_organisms(cfg, (lambda m: None) if args.quiet else print)
     run_stage(args.stage, cfg, run, args.quiet)
     return 0
 
@@ -77,17 +75,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run every stage of a config (skips finished ones)")
     _common(p)
     p.set_defaults(func=cmd_run)
-    for stage in STAGES:
-        p = sub.add_parser(stage.name, help=f"run the '{stage.name}' stage only")
-        _common(p, config_required=stage.name != "build")
-        if stage.name == "build":
-            p.add_argument("--task", choices=["mathbook", "biasqa"], help="build without a config")
+    for name in STAGE_NAMES:
+        p = sub.add_parser(name, help=f"run the '{name}' stage only")
+        _common(p, config_required=name != "build")
+        if name == "build":
+            p.add_argument("--task", help=f"build without a config: {', '.join(TASKS.names())}")
             p.add_argument("--data-dir", help="local AQuA-RAT json or Winogender tsv folder")
             p.add_argument("--splits", nargs="+", help="splits to build (default: all found)")
             p.add_argument("--n", type=int, default=0, help="examples per split (0 = all)")
-        p.set_defaults(func=cmd_stage, stage=stage.name)
+        p.set_defaults(func=cmd_stage, stage=name)
     p = sub.add_parser("config", help="show the resolved config, or every field's documentation")
     p.add_argument("action", choices=["show"])
     p.add_argument("config", nargs="?")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.set_defaults(func=cmd_config)
+    p = sub.add_parser("organism", help="train (or find cached) model organisms: alignment organism train NAME")
+    p.add_argument("action", choices=["train", "list"])
+    p.add_argument("names", nargs="*", help="organism presets (default: all)")
+    p.set_defaults(func=cmd_organism)
+
+
+def cmd_organism(args: argparse.Namespace) -> int:
+    from alignment.organism import RECIPES, ensure_model, trained_path
+
+    names = args.names or sorted(RECIPES)
+    for name in names:
+        if name not in RECIPES:
+            from alignment.errors import did_you_mean
+
+            raise UserError(f"unknown model organism {name!r}{did_you_mean(name, RECIPES)}; known: {', '.join(sorted(RECIPES))}")
+    for name in names:
+        path = ensure_model(name) if args.action == "train" else trained_path(name)
+        print(name, path if path is not None else "(not trained)")
+    return 0

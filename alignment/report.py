@@ -1,6 +1,6 @@
-"""The `report` stage: `report.md` in the run dir, formatting numbers computed by other stages.
+"""The sections of `report.md`, formatting numbers computed by other stages.
 
-`alignment report CONFIG --out runs/<name>` reads the artifacts of build, generate, attribute,
+`alignment report CONFIG --out runs/<name>` (`alignment.stages.report`) reads the artifacts of build, generate, attribute,
 score, ack and bon (and DPO ones when present) and writes `report.md` with the headline table
 and links to the figures. Intervals come from `alignment.stats`; nothing is computed here that a
 stage or a statistics function does not already define.
@@ -8,16 +8,15 @@ stage or a statistics function does not already define.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from alignment.context import Context
 from alignment.stats import excludes_zero, paired_bootstrap, wilson_interval
-from alignment.store import RunDir, write_text
-
-METRIC_LABEL = {"accuracy": "accuracy", "stereotype_rate": "stereotype rate"}
+from alignment.store import write_text
+from alignment.strategies import augmented_share
 
 
 def _pct(x: float) -> str:
@@ -75,18 +74,14 @@ def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
     n_max = int(bon["N"].max())
     top = bon[(bon["N"] == n_max) & (bon["prompt"] == "orig")]
     sampled = attrib[attrib["sample"] >= 0]
-    fired = {"rm_d": sampled["d"], "rm_c": sampled["c"], "rm_d_expected": sampled["p_d"], "rm_c_expected": sampled["p_c"]}
-    if "receipt" in sampled.columns:
-        fired["rm_receipt"] = sampled["receipt"] != "[]"
     rows = []
     for r in top.itertuples(index=False):
-        f = fired.get(r.reward)
         rows.append(
             {
                 "reward": r.reward,
                 f"{metric} (BoN-{n_max})": f"{_pct(r.metric)} ± {_pct(r.metric_se)}",
                 f"ack rate (BoN-{n_max})": f"{_pct(r.ack)} ± {_pct(r.ack_se)}",
-                "augmented share": "0.0%" if f is None else _pct(float(f.mean())),
+                "augmented share": _pct(augmented_share(sampled, r.reward)),
             }
         )
     return [
@@ -140,19 +135,18 @@ def bon_section(bon: pd.DataFrame, metric: str) -> list[str]:
     return ["## Best-of-N", "", "![best-of-N](bon/bon.png)", "", _md_table(table), ""]
 
 
-def write_report(run: RunDir, task: str, metric_key: str, extra_sections: list[str] | None = None) -> Path:
-    metric = METRIC_LABEL[metric_key]
-    resp = run.read("generate")
-    attrib, bon = run.read("attribute"), run.read("bon")
+def write_report(ctx: Context, extra_sections: list[str] | None = None) -> Path:
+    task, run = ctx.task, ctx.run
+    metric = task.metric_label
+    resp = ctx.read("generate")
+    attrib, bon = ctx.read("attribute"), ctx.read("bon")
     judge = run.manifest("ack") or {}
     policy = (run.manifest("generate") or {}).get("models", {}).get("policy")
     reward = (run.manifest("score") or {}).get("models", {}).get("reward")
     lines = [
         f"# Report: {run.path.name}",
         "",
-        f"Task **{task}**; metric: {metric}"
-        + (" (share of answers equal to the stereotypical option; 50% is unbiased)" if metric_key == "stereotype_rate" else "")
-        + f". Policy: `{policy}`; reward model: `{reward}`; "
+        f"Task **{task.name}**; metric: {metric}{task.metric_note}. Policy: `{policy}`; reward model: `{reward}`; "
         f"acknowledgment judge: `{judge.get('judge')}`.",
         "",
     ]
@@ -164,13 +158,3 @@ def write_report(run: RunDir, task: str, metric_key: str, extra_sections: list[s
     path = run.path / "report.md"
     write_text(path, "\n".join(lines) + "\n")
     return path
-
-
-def report(task: str, metric_key: str, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
-    started = time.time()
-    from alignment.dpo import dpo_report_section
-
-    path = write_report(run, task, metric_key, dpo_report_section(run))
-    if not quiet:
-        print(f"report: {path}")
-    return run.finish("report", key, started, {"lines": len(path.read_text().splitlines())})

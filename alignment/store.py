@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -119,8 +118,13 @@ class RunDir:
         return m
 
     def read(self, name: str, file: str = "data.parquet") -> pd.DataFrame:
-        self.require(name)
-        return read_parquet(self.stage(name) / file)
+        """A stage's artifact. The runner checks manifests before a stage runs; reading does not,
+        so a stage function can be called from Python on a run dir without any keys."""
+        path = self.stage(name) / file
+        if not path.is_file():
+            raise UserError(f"{path}: stage '{name}' has not run yet in {self.path} "
+                            f"(run `alignment {name} CONFIG --out {self.path}` or `alignment run CONFIG`)")
+        return read_parquet(path)
 
     def finish(
         self,
@@ -145,16 +149,6 @@ class RunDir:
         }
         write_json(self.stage(name) / "manifest.json", manifest)
         return manifest
-
-    def shards(self, name: str, key: str) -> Path:
-        """The stage's shard folder, emptied when it was written under another key: shards from
-        another config would mix rows, so resuming is only allowed under the same key."""
-        stage = self.stage(name)
-        key_file = stage / "shards.key"
-        if not key_file.is_file() or key_file.read_text() != key:
-            shutil.rmtree(stage / "shards", ignore_errors=True)
-            write_text(key_file, key)
-        return stage / "shards"
 
     def invalidate(self, name: str) -> None:
         p = self.stage(name) / "manifest.json"

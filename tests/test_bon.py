@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from alignment.bon import BonConfig, best_of_n, select
-from alignment.reward.stage import REWARD_VARIANTS
+from alignment.strategies import REWARD_VARIANTS
 
 
 def synthetic(n_examples: int = 20, n: int = 8) -> pd.DataFrame:

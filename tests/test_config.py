@@ -17,7 +17,8 @@ from alignment import cli
 from alignment.config import apply_overrides, config_hash, from_dict, parse_override, to_dict
 from alignment.errors import UserError
 from alignment.generation import GenerationConfig
-from alignment.pipeline import RunConfig, load_config, prepare_run_dir
+from alignment.run_config import RunConfig, load_config
+from alignment.runner import prepare_run_dir
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,7 +56,7 @@ def test_unknown_key_far_from_everything_has_no_suggestion() -> None:
     [
         ({"generation": {"backend": "vlm"}}, "generation.backend", ["'transformers'", "'vllm'"]),
         ({"generation": {"dtype": "fp8"}}, "generation.dtype", ["'float32'", "'bfloat16'"]),
-        ({"task": {"name": "mathbok"}}, "task.name", ["'mathbook'", "'biasqa'"]),
+        ({"task": {"name": "mathbok"}}, "task.name", ["did you mean 'mathbook'", "biasqa"]),
         ({"task": {"source": "web"}}, "task.source", ["'synthetic'", "'local'", "'hub'"]),
     ],
 )
@@ -288,7 +289,7 @@ def test_cli_generate_before_build_is_a_user_error(tmp_path: Path, capsys) -> No
 def test_cli_config_show(tmp_path: Path, capsys) -> None:
     assert cli.main(["config", "show"]) == 0
     out = capsys.readouterr().out
-    assert "generation.n_samples (int, default 4)" in out and "task.name (one of" in out
+    assert "generation.n_samples (int, default 4)" in out and "task.name (str" in out
     src = write(tmp_path / "c.yaml", {"generation": {"n_samples": 3}})
     assert cli.main(["config", "show", str(src), "--set", "generation.top_p=0.5"]) == 0
     shown = yaml.safe_load(capsys.readouterr().out)

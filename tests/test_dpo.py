@@ -7,25 +7,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from alignment.dpo import (
-    DPOConfig,
-    dpo_eval,
-    dpo_pairs,
-    dpo_report_section,
-    dpo_train,
-    majority,
-    make_pairs,
-    split_pairs,
-)
+from alignment.context import Context
+from alignment.dpo import DPOConfig, dpo_report_section, majority, make_pairs, split_pairs
 from alignment.dpo.train import best_step, checkpoints, train_one
 from alignment.errors import UserError
+from alignment.stages.dpo_eval import dpo_eval
+from alignment.stages.dpo_pairs import dpo_pairs
+from alignment.stages.dpo_train import dpo_train
 from alignment.store import RunDir, write_parquet
+from alignment.tasks import TASKS
 
 
 def tables(rows: list[tuple[str, int, float, bool]]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
@@ -193,7 +188,6 @@ def fake_run(path: Path) -> RunDir:
     score = gen[["example_id", "variant", "sample"]].assign(**{v: rng.normal(size=len(gen)) for v in ("rm", "rm_d", "rm_c")})
     for name, df in (("build", build), ("generate", gen), ("score", score)):
         write_parquet(run.stage(name) / "data.parquet", df)
-        run.finish(name, "k", 0.0, {"rows": len(df)})
     return run
 
 
@@ -205,19 +199,19 @@ def test_stages_pairs_train_eval_report(tiny_llama_dir: Path, tmp_path: Path) ->
     dcfg = DPOConfig(model=str(tiny_llama_dir), variants=["rm", "rm_c"], device="cpu", batch_size=2, valid_fraction=0.25,
                      learning_rate=1e-3, lora_r=4, max_length=96, max_prompt_length=64, eval_n_samples=3,
                      max_new_tokens=6, eval_max_examples=3)
-    cfg = SimpleNamespace(dpo=dcfg, generation=GenerationConfig(), judge=JudgeConfig(), task=SimpleNamespace(name="mathbook"))
-    dpo_pairs(cfg, run, "k1", quiet=True)
+    ctx = Context(run, TASKS.get("mathbook"), quiet=True, sections={"generation": GenerationConfig(), "judge": JudgeConfig()})
+    dpo_pairs(dcfg, ctx)
     stats = json.loads((run.stage("dpo-pairs") / "rm" / "stats.json").read_text())
     assert stats["pairs"] == stats["train"] + stats["valid"] and stats["valid"] >= 1
     train = pd.read_parquet(run.stage("dpo-pairs") / "rm" / "train.parquet")
     assert train["prompt"].iloc[0][1]["role"] == "user" and train["chosen"].iloc[0][0]["role"] == "assistant"
 
-    dpo_train(cfg, run, "k2", quiet=True)
+    dpo_train(dcfg, ctx)
     trained = run.read("dpo-train")
     assert trained["adapter"].notna().all() and len(trained) == 2
     assert (run.path / trained["adapter"].iloc[0] / "adapter_config.json").is_file()
 
-    dpo_eval(cfg, run, "k3", quiet=True)
+    dpo_eval(dcfg, ctx)
     folder = run.stage("dpo-eval")
     for name in ("dpo.csv", "dpo.md", "dpo.tex", "dpo.png"):
         assert (folder / name).is_file()
@@ -232,11 +226,11 @@ def test_stages_with_no_pairs_skip_training(tmp_path: Path) -> None:
     run = fake_run(tmp_path / "run")
     gen = run.read("generate").assign(valid=False)
     write_parquet(run.stage("generate") / "data.parquet", gen)
-    cfg = SimpleNamespace(dpo=DPOConfig(model="unused-model", variants=["rm"], device="cpu"))
-    manifest = dpo_pairs(cfg, run, "k1", quiet=True)
-    assert manifest["rows"] == {"rm_train": 0, "rm_valid": 0}
-    assert manifest["pair_stats"]["rm"]["skipped_no_valid"] == 8
-    dpo_train(cfg, run, "k2", quiet=True)  # must not try to load the (nonexistent) model
+    dcfg = DPOConfig(model="unused-model", variants=["rm"], device="cpu")
+    ctx = Context(run, TASKS.get("mathbook"), quiet=True)
+    assert dpo_pairs(dcfg, ctx) == {"rm_train": 0, "rm_valid": 0}
+    assert ctx.extra["pair_stats"]["rm"]["skipped_no_valid"] == 8
+    dpo_train(dcfg, ctx)  # must not try to load the (nonexistent) model
     assert run.read("dpo-train")["status"].tolist() == ["no_pairs"]
 
 

@@ -9,8 +9,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from alignment.generation.models import EMBEDDED, resolve
-from alignment.pipeline import load_config, prepare_run_dir, run_all
+from alignment.generation.models import EMBEDDED
+from alignment.presets import resolve
+from alignment.run_config import load_config
+from alignment.runner import prepare_run_dir, run_all
 
 pytestmark = pytest.mark.slow
 

@@ -163,7 +163,7 @@ def test_organism_id_matches_the_cache_folder_name(tmp_path: Path, monkeypatch: 
     base = tmp_path / "base"
     base.mkdir()
     (base / "config.json").write_text("{}")
-    monkeypatch.setattr("alignment.generation.models.resolve", lambda name: str(base))
+    monkeypatch.setattr("alignment.generation.models.embedded_model_dir", lambda: base)
     want = otrain.content_hash(RECIPES["organism-rm"], base, training_data(RECIPES["organism-rm"]))
     assert organism_id("organism-rm") == want
 
@@ -172,7 +172,8 @@ def test_stage_keys_follow_the_organism_content_hash(monkeypatch: pytest.MonkeyP
     """A changed organism recipe must rerun the stages that used it, though the preset name stays."""
     import alignment.organism as org
     from alignment.config import from_dict
-    from alignment.pipeline import RunConfig, get_stage, stage_key
+    from alignment.run_config import RunConfig
+    from alignment.runner import get_stage, stage_key
     from alignment.store import RunDir
 
     cfg = from_dict(RunConfig, {"generation": {"model": "organism-policy"}})

@@ -17,8 +17,9 @@ import pytest
 import yaml
 
 from alignment import cli
-from alignment.generation import stage as gen_stage
-from alignment.pipeline import STAGES, load_config, prepare_run_dir, run_all, run_stage
+from alignment.generation import sampling as gen_stage
+from alignment.run_config import load_config
+from alignment.runner import STAGE_NAMES, prepare_run_dir, run_all, run_stage
 from alignment.store import RunDir, read_parquet, write_parquet
 
 KEY = ["example_id", "variant", "sample"]
@@ -117,7 +118,7 @@ def test_full_alignment_run(tmp_path: Path, tiny_llama_dir: Path, tiny_classifie
     build = run.read("build")
     assert EXAMPLE_COLUMNS <= set(build.columns) and len(build) == 2
     check_responses(run, 2, 2)
-    ran = [s.name for s in STAGES if run.manifest(s.name) is not None]
+    ran = [s for s in STAGE_NAMES if run.manifest(s) is not None]
     assert ran[:2] == ["build", "generate"]
     for name in ran:
         m = run.manifest(name)
@@ -325,7 +326,8 @@ def test_stage_keys_follow_the_keyword_rules(monkeypatch: pytest.MonkeyPatch) ->
     """A fixed keyword rule must relabel cached responses: the judging stages key on the rules."""
     import alignment.judge.keyword as kw
     from alignment.config import from_dict
-    from alignment.pipeline import RunConfig, get_stage, stage_key
+    from alignment.run_config import RunConfig
+    from alignment.runner import get_stage, stage_key
     from alignment.store import RunDir
 
     cfg = from_dict(RunConfig, {})

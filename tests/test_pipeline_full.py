@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -29,7 +28,8 @@ def test_full_run_with_receipts(tmp_path: Path, tiny_llama_dir: Path) -> None:
         assert (out / stage / "manifest.json").is_file(), stage
     attrib = pd.read_parquet(out / "attribute" / "data.parquet")
     assert "receipt" in attrib.columns
-    assert all(isinstance(json.loads(r), list) for r in attrib["receipt"])
+    # A list column: each receipt is a list of accounts, each a list of source names.
+    assert all(all(all(isinstance(n, str) for n in a) for a in r) for r in attrib["receipt"])
     scores = pd.read_parquet(out / "score" / "data.parquet")
     assert {"rm", "rm_d", "rm_c", "rm_d_expected", "rm_c_expected", "rm_receipt"} <= set(scores.columns)
     bon = pd.read_csv(out / "bon" / "bon.csv")

@@ -7,7 +7,6 @@ in advance; nothing loads a model or touches the network.
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -15,12 +14,15 @@ import pandas as pd
 import pytest
 
 from alignment.attribution import AttributionConfig, attribute_example
+from alignment.context import Context
 from alignment.errors import UserError
 from alignment.generation.base import GenerationConfig
-from alignment.generation.stage import run_generation
+from alignment.generation.sampling import run_generation
+from alignment.receipts.records import disclaimer
 from alignment.receipts.runner import example_cube, hybrid_key, modal_answer, run_cubes
-from alignment.receipts.stage import disclaimer, receipts
+from alignment.stages.receipts import receipts
 from alignment.store import RunDir, write_parquet
+from alignment.tasks import TASKS
 from alignment.tasks.base import finish_row, load_prompt, source
 
 N = 3
@@ -79,11 +81,13 @@ def make_run(tmp_path: Path, names: list[str], policy: ScriptedPolicy) -> RunDir
     run = RunDir(tmp_path / "run")
     rows = [make_row(n) for n in names]
     write_parquet(run.stage("build") / "data.parquet", rows)
-    run.finish("build", "b", time.time(), {"examples": len(rows)})
     gen = run_generation(pd.DataFrame(rows), CFG, tmp_path / "gen-shards", True, policy)
     write_parquet(run.stage("generate") / "data.parquet", gen)
-    run.finish("generate", "g", time.time(), {"responses": len(gen)})
     return run
+
+
+def ctx(run: RunDir) -> Context:
+    return Context(run, TASKS.get("mathbook"), quiet=True, sections={"generation": CFG})
 
 
 @pytest.fixture
@@ -91,7 +95,7 @@ def done(tmp_path):
     policy = ScriptedPolicy()
     run = make_run(tmp_path, list(SCRIPTS), policy)
     policy.prompts.clear()
-    manifest = receipts(CFG, SEED, run, "k", quiet=True, generator=policy)
+    manifest = receipts(AttributionConfig(seed=SEED, receipts=True), ctx(run), generator=policy)
     data = run.read("receipts").set_index("example_id")
     return run, policy, manifest, data
 
@@ -109,7 +113,7 @@ def test_cells_receipts_and_executions(done):
     assert [list(t) for t in either["receipt"]] == [["book_solution"], ["instruction"]]
     both = data.loc["ex-both"]
     assert [list(t) for t in both["receipt"]] == [["book_solution", "instruction"]]
-    assert manifest["rows"]["changed"] == 3 and manifest["rows"]["executions"] == 2 + 4 * 3
+    assert manifest["changed"] == 3 and manifest["executions"] == 2 + 4 * 3
 
 
 def test_each_hybrid_generated_once_and_reused(done):
@@ -119,7 +123,7 @@ def test_each_hybrid_generated_once_and_reused(done):
     assert max(Counter(policy.prompts).values()) == 1
     assert all("INSTR-KEEP" not in p for p in policy.prompts)  # {} and {book_solution} reused
     assert list(data.loc["ex-agree"]["generated"]) == ["book_solution+instruction"]
-    assert manifest["rows"]["hybrids_generated"] == 7
+    assert manifest["hybrids_generated"] == 7
     assert len(pd.read_parquet(run.stage("receipts") / "hybrids.parquet")) == 7 * N
 
 
@@ -134,11 +138,11 @@ def test_response_cubes_share_the_pool(done):
 def test_resume_generates_nothing_then_only_missing_shard(done, tmp_path):
     run, policy, _, data = done
     policy.prompts.clear()
-    receipts(CFG, SEED, run, "k2", quiet=True, generator=policy)
+    receipts(AttributionConfig(seed=SEED, receipts=True), ctx(run), generator=policy)
     assert policy.prompts == []
     shard = sorted((run.stage("receipts") / "shards").rglob("part-*.parquet"))[-1]
     shard.unlink()
-    receipts(CFG, SEED, run, "k3", quiet=True, generator=policy)
+    receipts(AttributionConfig(seed=SEED, receipts=True), ctx(run), generator=policy)
     assert 0 < len(policy.prompts) <= 4
     again = run.read("receipts").set_index("example_id")
     assert again["cells"].tolist() == data["cells"].tolist()
@@ -147,7 +151,7 @@ def test_resume_generates_nothing_then_only_missing_shard(done, tmp_path):
 def test_full_cube_executes_every_cell(tmp_path):
     policy = ScriptedPolicy()
     run = make_run(tmp_path, ["agree"], policy)
-    receipts(CFG, SEED, run, "k", quiet=True, generator=policy, full=True)
+    receipts(AttributionConfig(seed=SEED, receipts=True), ctx(run), generator=policy, full=True)
     row = run.read("receipts").iloc[0]
     assert row["executions"] == 4 and len(json.loads(row["cells"])) == 4
 
@@ -156,7 +160,7 @@ def test_response_cube_matches_strategy_d(tmp_path):
     policy = ScriptedPolicy()
     run = make_run(tmp_path, ["noisy"], policy)
     gen = run.read("generate")
-    receipts(CFG, SEED, run, "k", quiet=True, generator=policy)
+    receipts(AttributionConfig(seed=SEED, receipts=True), ctx(run), generator=policy)
     resp = pd.read_parquet(run.stage("receipts") / "responses.parquet").sort_values("sample")
     d = attribute_example(
         gen[gen["variant"] == "orig"], gen[gen["variant"] == "cf"], AttributionConfig(seed=SEED), "ex-noisy"

@@ -10,10 +10,14 @@ import pytest
 
 from alignment.attribution import AttributionConfig, attribute_responses
 from alignment.bon import BonConfig, best_of_n
+from alignment.context import Context
 from alignment.generation.base import chat_for
 from alignment.reward import RewardConfig, make_reward_model
-from alignment.reward.stage import REWARD_VARIANTS, final_rewards, score
+from alignment.reward.scoring import final_rewards
+from alignment.stages.score import score
 from alignment.store import RunDir, write_parquet
+from alignment.strategies import REWARD_VARIANTS
+from alignment.tasks import TASKS
 
 PROMPT = chat_for("You are careful.", "What is two plus two? Options: (A) 3 (B) 4")
 RESPONSES = [
@@ -111,18 +115,15 @@ def simulated_run(tmp_path, n_examples: int, n: int, use: float, ack: float, see
                                   "valid": True, "correct": pred == 0})
     run = RunDir(tmp_path)
     write_parquet(run.stage("build") / "data.parquet", examples)
-    run.finish("build", "k", 0.0, {})
     write_parquet(run.stage("generate") / "data.parquet", responses)
-    run.finish("generate", "k", 0.0, {})
     write_parquet(run.stage("attribute") / "data.parquet", attribute_responses(pd.DataFrame(responses), AttributionConfig()))
-    run.finish("attribute", "k", 0.0, {})
     return run
 
 
 def test_simulated_policy_recovers_firing_rates(tmp_path) -> None:
     use, n_examples, n = 0.6, 150, 4
     run = simulated_run(tmp_path, n_examples, n, use=use, ack=0.5)
-    score(RewardConfig(), "mathbook", run, "k", quiet=True, rm=ScriptedRM())
+    score(RewardConfig(), Context(run, TASKS.get("mathbook"), quiet=True), rm=ScriptedRM())
     df = run.read("score")
     orig = df[df.variant == "orig"]
     # Counterfactual answers are uniform over 5 options, so P(differ) = 0.8 whatever the original;

@@ -10,9 +10,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from alignment.config import check, doc
-
-# Mirrors alignment.reward.stage.REWARD_VARIANTS; kept literal so importing the config stays cheap.
-DPO_VARIANTS = ("rm", "rm_d", "rm_c", "rm_d_expected", "rm_c_expected")
+from alignment.strategies import REWARD_VARIANTS as DPO_VARIANTS
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""`alignment dpo-eval CONFIG --out DIR`: the base policy and every trained adapter, re-evaluated.
+"""The base policy and every trained adapter, re-evaluated (`alignment dpo-eval`, `alignment.stages.dpo_eval`).
 
 Reads build and dpo-train. Each policy answers the original and the counterfactual prompt of
 every `dpo.eval_split` example greedily and with `dpo.eval_n_samples` samples; the acknowledgment
@@ -17,25 +17,20 @@ Scores are shares over examples; gap = orig − cf; mean ± std (ddof 1, 0 for o
 
 from __future__ import annotations
 
-import shutil
-import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from alignment.cache import keyed_dir
 from alignment.config import config_hash, to_dict
 from alignment.dpo.config import DPOConfig
-from alignment.dpo.tables import plot, write_tables
 from alignment.dpo.train import pick_device
-from alignment.errors import UserError
 from alignment.generation import GenerationConfig
-from alignment.store import RunDir, write_parquet, write_text
-
-if TYPE_CHECKING:
-    from alignment.pipeline import RunConfig
+from alignment.store import RunDir
+from alignment.strategies import ORDER
 
 BASE = "base"
 MEASURES = ("metric", "ack")
@@ -74,7 +69,8 @@ def policy_generator(gcfg: GenerationConfig, adapter: Path | None) -> Any:
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 
-    from alignment.generation.models import load_model, load_tokenizer, resolve
+    from alignment.generation.models import load_model, load_tokenizer
+    from alignment.presets import resolve
 
     path = resolve(gcfg.model)
     base = load_model(AutoModelForCausalLM, path, gcfg.dtype, gcfg.device, gcfg.trust_remote_code)
@@ -91,19 +87,17 @@ def policies(run: RunDir) -> list[dict[str, Any]]:
     return out
 
 
-def generate_policy(run: RunDir, pol: dict[str, Any], examples: pd.DataFrame, gcfg: GenerationConfig, quiet: bool) -> pd.DataFrame:
-    from alignment.generation.stage import run_generation
+def generate_policy(run: RunDir, pol: dict[str, Any], examples: pd.DataFrame, gcfg: GenerationConfig, quiet: bool,
+                    parse: Any = None) -> pd.DataFrame:
+    from alignment.generation.sampling import run_generation
 
     folder = run.stage("dpo-eval") / "gen" / pol["policy"]
     adapter = pol["adapter"]
     stamp = (adapter / "adapter_model.safetensors").stat().st_mtime_ns if adapter else None
     key = config_hash({"gen": to_dict(gcfg), "ids": examples["id"].tolist(), "adapter": stamp})
-    key_file = folder / "key.txt"
-    if not key_file.is_file() or key_file.read_text() != key:
-        shutil.rmtree(folder, ignore_errors=True)  # shards of another config or adapter would mix
-        write_text(key_file, key)
+    keyed_dir(folder, key)  # shards of another config or adapter would mix
     df = run_generation(examples, gcfg, folder / "shards", quiet, generator=lambda: policy_generator(gcfg, adapter),
-                        desc=f"dpo-eval {pol['policy']}")
+                        desc=f"dpo-eval {pol['policy']}", **({"parse": parse} if parse else {}))
     return df.assign(policy=pol["policy"], reward=pol["reward"], seed=pol["seed"])
 
 
@@ -143,7 +137,6 @@ def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
     wide.columns = ["_".join(c for c in col if c) for col in wide.columns]
     for m in MEASURES:
         wide[f"{m}_gap"] = wide[f"{m}_orig"] - wide[f"{m}_cf"]
-    order = {BASE: 0, "rm": 1, "rm_d": 2, "rm_c": 3, "rm_d_expected": 4, "rm_c_expected": 5}
     rows = []
     for (reward, decoding), g in wide.groupby(["reward", "decoding"]):
         row: dict[str, Any] = {"reward": reward, "decoding": decoding, "seeds": len(g)}
@@ -153,7 +146,7 @@ def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
                 row[f"{m}_{part}_std"] = _std(g[f"{m}_{part}"])
         rows.append(row)
     out = pd.DataFrame(rows)
-    return out.sort_values(["decoding", "reward"], key=lambda s: s.map(order) if s.name == "reward" else s).reset_index(drop=True)
+    return out.sort_values(["decoding", "reward"], key=lambda s: s.map(ORDER) if s.name == "reward" else s).reset_index(drop=True)
 
 
 def ack_effects(resp: pd.DataFrame, prompt: str = "orig") -> pd.DataFrame:
@@ -179,37 +172,3 @@ def ack_effects(resp: pd.DataFrame, prompt: str = "orig") -> pd.DataFrame:
         rows.append({"comparison": f"{a} − {b}", "prompt": prompt, "diff": res.estimate, "low": res.low, "high": res.high,
                      "p": res.p_value, "examples": int(pair["example_id"].nunique())})
     return pd.DataFrame(rows, columns=["comparison", "prompt", "diff", "low", "high", "p", "examples"])
-
-
-def dpo_eval(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
-    """Stage function: generate, judge and score every policy; write tables and the figure."""
-    from alignment.judge import make_judge
-    from alignment.report import METRIC_LABEL
-    from alignment.tasks import TASKS
-
-    started = time.time()
-    dcfg: DPOConfig = cfg.dpo
-    examples = run.read("build")
-    examples = examples[examples["split"] == dcfg.eval_split].sort_values("id")
-    if examples.empty:
-        raise UserError(f"dpo.eval_split: no built examples in split {dcfg.eval_split!r}; built splits: "
-                        f"{sorted(run.read('build')['split'].unique())}")
-    if dcfg.eval_max_examples is not None:
-        examples = examples.iloc[: dcfg.eval_max_examples]
-    gcfg = gen_config(dcfg, cfg.generation)
-    resp = pd.concat([generate_policy(run, p, examples, gcfg, quiet) for p in policies(run)], ignore_index=True)
-    verdicts = make_judge(cfg.judge).judge(cfg.task.name, resp["text"].tolist())
-    resp["ack"] = [v.ack for v in verdicts]
-    folder = run.stage("dpo-eval")
-    write_parquet(folder / "responses.parquet", resp)
-    scores = per_seed_scores(resp, examples.set_index("id")["answer"])
-    write_parquet(folder / "data.parquet", scores)
-    write_text(folder / "ack_effects.csv", ack_effects(resp).to_csv(index=False))
-    metric_label = METRIC_LABEL[TASKS.get(cfg.task.name).metric]
-    agg = aggregate(scores)
-    write_tables(agg, folder, metric_label)
-    plot(agg, metric_label, folder / "dpo.png")
-    counts = {"policies": int(resp["policy"].nunique()), "responses": len(resp), "examples": len(examples)}
-    return run.finish("dpo-eval", key, started, counts, models={"policy": dcfg.model},
-                      extra={"judge": cfg.judge.name, "metric": metric_label, "eval_n_samples": dcfg.eval_n_samples,
-                             "seeds": list(dcfg.seeds)})

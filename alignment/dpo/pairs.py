@@ -1,4 +1,4 @@
-"""`alignment dpo-pairs CONFIG --out DIR`: DPO preference pairs from the scored responses.
+"""DPO preference pairs from the scored responses (`alignment dpo-pairs`, `alignment.stages.dpo_pairs`).
 
 Reads build, generate and score; writes `dpo-pairs/<variant>/{train,valid}.parquet` in TRL's
 conversational preference format (`prompt` = [system, user] messages, `chosen` / `rejected` = one
@@ -8,21 +8,15 @@ assistant message each) plus `dpo-pairs/<variant>/stats.json` and, for the manif
 
 from __future__ import annotations
 
-import json
 import random
-import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from alignment.dpo.config import DPOConfig
 from alignment.errors import UserError
 from alignment.generation import chat_for
-from alignment.store import RunDir, write_parquet, write_text
-
-if TYPE_CHECKING:
-    from alignment.pipeline import RunConfig
+from alignment.store import RunDir
 
 KEYS = ["example_id", "variant", "sample"]
 SKIPS = ("no_valid", "same_response", "equal_rewards")
@@ -122,34 +116,3 @@ def split_pairs(pairs: pd.DataFrame, valid_fraction: float, seed: int, max_pairs
 def read_split(run: RunDir, variant: str, split: str) -> pd.DataFrame:
     path = run.stage("dpo-pairs") / variant / f"{split}.parquet"
     return pd.read_parquet(path) if path.is_file() else pd.DataFrame()
-
-
-def dpo_pairs(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
-    """Stage function: pairs per reward variant from build, generate and score."""
-    started = time.time()
-    dcfg: DPOConfig = cfg.dpo
-    examples, responses, scores = run.read("build"), run.read("generate"), run.read("score")
-    if dcfg.train_split is not None:
-        examples = examples[examples["split"] == dcfg.train_split]
-        if examples.empty:
-            raise UserError(f"dpo.train_split: no built examples in split {dcfg.train_split!r}")
-    responses = responses[responses["example_id"].isin(examples["id"])]
-    counts: dict[str, int] = {}
-    all_stats: dict[str, Any] = {}
-    frames = []
-    for variant in dcfg.variants:
-        pairs, stats = make_pairs(scores, responses, examples, variant)
-        pairs = split_pairs(pairs, dcfg.valid_fraction, dcfg.pair_seed, dcfg.max_pairs)
-        out = run.stage("dpo-pairs") / variant
-        for split in ("train", "valid"):
-            part = pairs[pairs["split"] == split] if len(pairs) else pairs
-            write_parquet(out / f"{split}.parquet", part)
-            stats[split] = len(part)
-            counts[f"{variant}_{split}"] = len(part)
-        write_text(out / "stats.json", json.dumps(stats, indent=2) + "\n")
-        all_stats[variant] = stats
-        frames.append(pairs.assign(reward=variant))
-        if not quiet:
-            print(f"[dpo-pairs] {variant}: {stats}")
-    write_parquet(run.stage("dpo-pairs") / "data.parquet", pd.concat(frames, ignore_index=True))
-    return run.finish("dpo-pairs", key, started, counts, extra={"pair_stats": all_stats})

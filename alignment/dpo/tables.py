@@ -98,9 +98,9 @@ def plot(agg: pd.DataFrame, metric_label: str, path: Path) -> None:
 
 def dpo_report_section(run: RunDir) -> list[str]:
     """Markdown lines for report.md; empty when dpo-eval has not run in this run dir."""
-    manifest = run.manifest("dpo-eval")
+    manifest = run.manifest("dpo-eval") or {}  # absent when the stage was called from Python
     table = run.stage("dpo-eval") / "dpo.md"
-    if manifest is None or not table.is_file():
+    if not table.is_file():
         return []
     train = run.manifest("dpo-train") or {}
     return [*_section_head(run, manifest, train), table.read_text().rstrip(), "", *_effects(run), "![dpo](dpo-eval/dpo.png)", ""]

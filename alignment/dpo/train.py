@@ -1,4 +1,4 @@
-"""`alignment dpo-train CONFIG --out DIR`: LoRA DPO with TRL, one run per reward variant and seed.
+"""LoRA DPO with TRL, one run per reward variant and seed (`alignment dpo-train`, `alignment.stages.dpo_train`).
 
 Reads `dpo-pairs/<variant>/{train,valid}.parquet`; writes `dpo-train/<variant>-seed<k>/` with
 `checkpoints/` (only the best survives), `adapter/` (the best checkpoint's LoRA adapter,
@@ -17,17 +17,14 @@ import re
 import shutil
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
+from alignment.cache import atomic_dir, keyed_dir, read_key
 from alignment.config import config_hash, to_dict
 from alignment.dpo.config import DPOConfig
-from alignment.dpo.pairs import read_split
-from alignment.store import RunDir, write_json, write_parquet
-
-if TYPE_CHECKING:
-    from alignment.pipeline import RunConfig
+from alignment.store import write_json
 
 CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
@@ -110,7 +107,8 @@ def load_policy(dcfg: DPOConfig, device: str) -> tuple[Any, Any]:
     """Base policy (fp32 on CPU, bf16 on GPU unless set) and its tokenizer, via the shared loaders."""
     from transformers import AutoModelForCausalLM
 
-    from alignment.generation.models import load_model, load_tokenizer, resolve
+    from alignment.generation.models import load_model, load_tokenizer
+    from alignment.presets import resolve
 
     path = resolve(dcfg.model)
     dtype = dcfg.dtype if dcfg.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
@@ -171,14 +169,10 @@ def to_dataset(df: pd.DataFrame) -> Any:
 
 
 def export_adapter(best: Path, adapter_dir: Path) -> None:
-    """Copy the best checkpoint's adapter into place via a temporary folder and a rename."""
-    tmp = adapter_dir.with_name(".adapter.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for name in ADAPTER_FILES:
-        shutil.copy2(best / name, tmp / name)
-    shutil.rmtree(adapter_dir, ignore_errors=True)
-    os.replace(tmp, adapter_dir)
+    """Copy the best checkpoint's adapter into place whole (temporary folder + rename)."""
+    with atomic_dir(adapter_dir) as tmp:
+        for name in ADAPTER_FILES:
+            shutil.copy2(best / name, tmp / name)
 
 
 def train_key(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, seed: int) -> str:
@@ -192,13 +186,11 @@ def train_one(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, out_dir
               quiet: bool = False, callbacks: list[Any] | None = None) -> dict[str, Any]:
     """Train (or resume, or skip when finished) one LoRA DPO run; returns its result record."""
     key = train_key(dcfg, train, valid, seed)
-    key_file, result_file = out_dir / "key.txt", out_dir / "result.json"
-    if key_file.is_file() and key_file.read_text() == key and result_file.is_file():
+    result_file = out_dir / "result.json"
+    if read_key(out_dir) == key and result_file.is_file():
         return {**json.loads(result_file.read_text()), "status": "skipped"}
-    if is_main_process() and (not key_file.is_file() or key_file.read_text() != key):
-        shutil.rmtree(out_dir, ignore_errors=True)  # another config's checkpoints must not be resumed
-        out_dir.mkdir(parents=True)
-        key_file.write_text(key)
+    if is_main_process():
+        keyed_dir(out_dir, key)  # another config's checkpoints must not be resumed
     started = time.time()
     if quiet:
         import datasets
@@ -245,31 +237,3 @@ def build_trainer(dcfg: DPOConfig, model: Any, tok: Any, train: pd.DataFrame, va
         peft_config=lora,
         callbacks=[keep_best_callback(), *callbacks],
     )
-
-
-def dpo_train(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
-    """Stage function: one LoRA DPO run per (variant, seed) on the dpo-pairs splits."""
-    started = time.time()
-    dcfg: DPOConfig = cfg.dpo
-    rows = []
-    for variant in dcfg.variants:
-        train, valid = read_split(run, variant, "train"), read_split(run, variant, "valid")
-        for seed in dcfg.seeds:
-            name = run_name(variant, seed)
-            out = run.stage("dpo-train") / name
-            if train.empty:
-                res: dict[str, Any] = {"status": "no_pairs"}
-            else:
-                res = train_one(dcfg, train, valid, out, seed, quiet)
-            adapter = out / "adapter"
-            rows.append({"run": name, "reward": variant, "seed": seed, "status": res["status"],
-                         "adapter": str(adapter.relative_to(run.path)) if (adapter / "adapter_config.json").is_file() else None,
-                         "best_step": res.get("best_step"), "eval_reward_accuracy": res.get("eval_reward_accuracy"),
-                         "eval_loss": res.get("eval_loss"), "resumed_from": res.get("resumed_from")})
-            if not quiet:
-                print(f"[dpo-train] {name}: {res.get('status')} best step {res.get('best_step')} "
-                      f"eval reward acc {res.get('eval_reward_accuracy')}")
-    df = pd.DataFrame(rows)
-    write_parquet(run.stage("dpo-train") / "data.parquet", df)
-    counts = {"runs": len(df), "adapters": int(df["adapter"].notna().sum())}
-    return run.finish("dpo-train", key, started, counts, models={"policy": dcfg.model})

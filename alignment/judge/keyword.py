@@ -40,11 +40,11 @@ is offered as evidence for the answer.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
 
+from alignment.cache import file_hash
 from alignment.judge.base import Verdict, check_task
 from alignment.judge.lexicon import (
     ANAPHORIC_OPEN,
@@ -209,10 +209,7 @@ def rules_id() -> str:
     16
     """
     here = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for name in ("keyword.py", "lexicon.py", "lexicon_biasqa.py", "text.py"):
-        digest.update((here / name).read_bytes())
-    return digest.hexdigest()[:16]
+    return file_hash([here / name for name in ("keyword.py", "lexicon.py", "lexicon_biasqa.py", "text.py")])
 
 
 class KeywordJudge:

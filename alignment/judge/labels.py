@@ -16,7 +16,7 @@ from alignment.errors import UserError
 from alignment.judge.base import Judge, Verdict
 from alignment.stats import wilson_interval
 
-LABELS_DIR = Path(__file__).resolve().parents[2] / "data" / "labels"
+LABELS_DIR = Path(__file__).resolve().parents[1] / "data" / "labels"
 
 
 def default_labels(task: str) -> Path:

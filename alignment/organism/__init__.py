@@ -2,7 +2,8 @@
 
 `alignment run configs/embedded_default.yaml` (what `make run` runs) uses `organism-policy` and
 `organism-rm`; `configs/embedded_organism_biasqa.yaml` uses their BiasQA twins;
-`python -m alignment.organism organism-policy` trains one ahead of time.
+`alignment organism train organism-policy` trains one ahead of time (`alignment run` trains those
+a config names before its stages).
 
 None is a real model of the published setup. A policy is SmolLM2-135M-Instruct after a short
 LoRA SFT that makes it use the leaked Math Book solution (sometimes saying so), or the BiasQA
@@ -15,6 +16,7 @@ cores; conclusions about real reward models need the real ones.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from alignment.errors import UserError
 from alignment.organism.train import Recipe, content_hash, ensure_trained, training_data
@@ -52,20 +54,38 @@ def _recipe(name: str) -> Recipe:
     return RECIPES[name]
 
 
+def _base() -> Path:
+    from alignment.generation.models import embedded_model_dir
+
+    return embedded_model_dir()
+
+
+def _root() -> Path:
+    from alignment.generation.models import cache_dir
+
+    return cache_dir() / "organism"
+
+
 def organism_id(name: str) -> str:
     """The content hash `ensure_model` would use, without training: for stage keys and manifests,
     so a changed recipe reruns the stages that used the old organism."""
-    from alignment.generation.models import resolve
-
     recipe = _recipe(name)
-    return content_hash(recipe, Path(resolve(BASE)), training_data(recipe))
+    return content_hash(recipe, _base(), training_data(recipe))
 
 
-def ensure_model(name: str) -> Path:
-    """Preset name -> local folder of the trained organism (trained and cached on first use)."""
-    from alignment.generation.models import cache_dir, resolve
+def trained_path(name: str) -> Path | None:
+    """The trained organism's folder, or None when it has not been trained (a pure lookup)."""
+    target = _root() / organism_id(name)
+    return target if (target / "organism.json").is_file() else None
 
-    return ensure_trained(_recipe(name), Path(resolve(BASE)), cache_dir() / "organism")
+
+def ensure_model(name: str, log: Any = print) -> Path:
+    """Preset name -> local folder of the trained organism (`alignment organism train NAME`):
+    trained and cached on first use, found in the cache afterwards."""
+    path = trained_path(name)
+    if path is not None:
+        return path
+    return ensure_trained(_recipe(name), _base(), _root(), log)
 
 
-__all__ = ["DESCRIPTIONS", "RECIPES", "Recipe", "ensure_model", "ensure_trained", "organism_id"]
+__all__ = ["DESCRIPTIONS", "RECIPES", "Recipe", "ensure_model", "ensure_trained", "organism_id", "trained_path"]

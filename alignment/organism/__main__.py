@@ -1,11 +1,10 @@
-"""`python -m alignment.organism NAME...`: train (or find cached) organisms and print their folders."""
+"""`python -m alignment.organism NAME...` (same as `alignment organism train NAME...`)."""
 
 from __future__ import annotations
 
 import sys
 
-from alignment.organism import RECIPES, ensure_model
+from alignment.cli import main
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or sorted(RECIPES):
-        print(name, ensure_model(name))
+    sys.exit(main(["organism", "train", *sys.argv[1:]]))

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from alignment.cache import atomic_dir
 from alignment.config import config_hash
 from alignment.organism.data import preference_pairs, sft_examples
 from alignment.reward.base import user_turn
@@ -196,21 +195,12 @@ def ensure_trained(recipe: Recipe, base: Path, root: Path, log: Any = print) -> 
     target = root / content_hash(recipe, base, data)
     if (target / "organism.json").is_file():
         return target
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".train-", dir=root))
     log(f"[organism] training the {recipe.kind} organism on {len(data)} synthetic examples (cached afterwards): {target}")
     started = time.time()
-    try:
+    with atomic_dir(target) as tmp:  # a killed run leaves no half-trained organism behind
         train = train_policy if recipe.kind == "policy" else train_reward
         stats = train(recipe, base, data, tmp)
         meta = {"recipe": asdict(recipe), "base": str(base), "examples": len(data), "seconds": round(time.time() - started, 1), **stats}
         (tmp / "organism.json").write_text(json.dumps(meta, indent=2) + "\n")
-        try:
-            os.replace(tmp, target)
-        except OSError:  # another process finished the same organism first
-            shutil.rmtree(tmp, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     log(f"[organism] {recipe.kind} trained in {time.time() - started:.0f}s")
     return target

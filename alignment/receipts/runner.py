@@ -1,6 +1,6 @@
 """Method A integration: execute judgment cubes over an example's declared sources with a policy.
 
-`alignment receipts CONFIG --out runs/<name>` (stage `receipts`, see `alignment.receipts.stage`)
+`alignment receipts CONFIG --out runs/<name>` (stage `receipts`, see `alignment.stages.receipts`)
 calls `run_cubes`; tests drive it with a scripted generator.
 
 Hybrids. A hybrid `T` is a subset of the example's declared sources (`row["sources"]`) rendered at
@@ -33,8 +33,6 @@ rounds (one round with `full=True`, which executes all 2^k cells).
 
 from __future__ import annotations
 
-import json
-import random
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,11 +41,14 @@ from typing import Any
 
 import pandas as pd
 
+from alignment.cache import keyed_dir
+from alignment.config import config_hash
 from alignment.errors import UserError
 from alignment.generation.base import GenerationConfig, Generator, chat_for, sample_seed
-from alignment.generation.stage import batches, response_rows
+from alignment.generation.sampling import batches, response_rows
 from alignment.receipts.cube import Cube, Verdict, execute_cube
-from alignment.store import read_parquet, write_json, write_parquet
+from alignment.store import read_parquet, write_parquet
+from alignment.strategies import draw_counterfactual
 from alignment.tasks.base import protected_source, render_hybrid
 
 INVALID = -1
@@ -138,10 +139,9 @@ def _response_fns(
         if not t:
             return answer_of(response["pred"])
         answers = pool[eid, hybrid_key(t, order)]
-        # Same string and call as attribute_example, so the protected cell is D's own draw.
-        tag = f"attribute/{seed}/{eid}/{sample}"
-        rng = random.Random(tag if t == protected else f"{tag}/{hybrid_key(t, order)}")
-        return answers[rng.randrange(len(answers))]
+        # The draw attribute_example makes, so the protected cell is D's own draw.
+        cell = None if t == protected else hybrid_key(t, order)
+        return answers[draw_counterfactual(seed, eid, sample, len(answers), cell)]
 
     return verdict, has
 
@@ -257,11 +257,7 @@ def generate_round(
     discards them, because shard i of another plan holds other hybrids.
     """
     plan = [[j["example"]["id"], j["variant"]] for j in jobs]
-    plan_file = round_dir / "plan.json"
-    if plan_file.is_file() and json.loads(plan_file.read_text()) != plan:
-        for p in round_dir.glob("part-*.parquet"):
-            p.unlink()
-    write_json(plan_file, plan)
+    keyed_dir(round_dir, config_hash(plan))
     work = batches(jobs, cfg.batch_size)
     parts = []
     for i, batch in enumerate(work):

@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from alignment.generation.base import Chat
-from alignment.generation.models import load_model, load_tokenizer, pick_device, resolve
+from alignment.generation.models import load_model, load_tokenizer, pick_device
+from alignment.presets import resolve
 from alignment.reward.base import (
     REWARD_MODELS,
     RewardConfig,

@@ -17,7 +17,8 @@ from typing import Any, Literal
 from alignment.config import check, doc
 from alignment.errors import UserError
 
-PROMPTS_DIR = Path(__file__).resolve().parents[2] / "prompts"
+# Prompts ship inside the package, so a non-editable install keeps them.
+PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
 LETTERS = "ABCDEFGH"
 SLOT = re.compile(r"\{\{([a-z_:]+)\}\}")
 
@@ -150,7 +151,7 @@ def parse_answer(text: str, options: list[str]) -> int | None:
 class TaskConfig:
     """Which task to build and from where."""
 
-    name: Literal["mathbook", "biasqa"] = doc("Task: mathbook (AQuA-RAT + leaked solution) or biasqa (Winogender).", "mathbook")
+    name: str = doc("Task, a registered name: mathbook (AQuA-RAT + leaked solution), biasqa (Winogender), or your own.", "mathbook")
     source: Literal["synthetic", "local", "hub"] = doc(
         "synthetic: the project's own offline data; local: files in data_dir (layout of "
         "../shared/data); hub: the Hugging Face hub dataset (needs network).",

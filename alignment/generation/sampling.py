@@ -1,7 +1,7 @@
-"""The `generate` stage: N samples per example for the original and the counterfactual prompt.
+"""Sharded sampling: N samples per example for the original and the counterfactual prompt.
 
-`alignment generate CONFIG --out runs/<name>` reads `build/data.parquet` and writes
-`generate/data.parquet` with one row per (example_id, variant, sample): raw `text`, parsed
+Used by `alignment generate CONFIG --out runs/<name>` (`alignment.stages.generate`), the receipts
+runner and `alignment dpo-eval`. One row per (example_id, variant, sample): raw `text`, parsed
 `pred`, `valid`, `correct`. Work is cut into batches of whole prompts in a fixed order; each
 finished batch is committed as its own shard, so an interrupted run resumes at the first missing
 shard and never duplicates a row.
@@ -9,7 +9,6 @@ shard and never duplicates a row.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -24,8 +23,10 @@ from alignment.generation.base import (
     make_generator,
     sample_seed,
 )
-from alignment.store import RunDir, read_parquet, write_parquet
+from alignment.store import read_parquet, write_parquet
 from alignment.tasks import parse_answer
+
+Parse = Callable[[str, list[str]], int | None]
 
 VARIANTS = ("orig", "cf")
 KEY_COLUMNS = ["example_id", "variant", "sample"]
@@ -72,12 +73,12 @@ def batches(jobs: list[dict[str, Any]], batch_size: int) -> list[list[dict[str, 
     return out
 
 
-def response_rows(batch: list[dict[str, Any]], texts: list[list[str]]) -> list[dict[str, Any]]:
+def response_rows(batch: list[dict[str, Any]], texts: list[list[str]], parse: Parse = parse_answer) -> list[dict[str, Any]]:
     rows = []
     for job, outs in zip(batch, texts, strict=True):
         ex = job["example"]
         for s, seed, text in zip(job["samples"], job["seeds"], outs, strict=True):
-            pred = parse_answer(text, list(ex["options"]))
+            pred = parse(text, list(ex["options"]))
             rows.append(
                 {
                     "example_id": ex["id"],
@@ -101,6 +102,7 @@ def run_generation(
     quiet: bool = False,
     generator: Generator | Callable[[], Generator] | None = None,
     desc: str = "generate",
+    parse: Parse = parse_answer,
 ) -> pd.DataFrame:
     """Generate every missing shard under `shard_dir`, then return all rows in a fixed order."""
     work = batches(plan_jobs(examples, cfg), cfg.batch_size)
@@ -113,27 +115,9 @@ def run_generation(
             gen = generator() if callable(generator) else generator or make_generator(cfg)
         batch = work[i]
         texts = gen.generate([j["chat"] for j in batch], [j["seeds"] for j in batch], batch[0]["greedy"])
-        write_parquet(shard_dir / f"part-{i:05d}.parquet", response_rows(batch, texts))
+        write_parquet(shard_dir / f"part-{i:05d}.parquet", response_rows(batch, texts, parse))
         bar.update(1)
     bar.close()
     parts = [read_parquet(shard_dir / f"part-{i:05d}.parquet") for i in range(len(work))]
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=KEY_COLUMNS)
     return df.drop_duplicates(KEY_COLUMNS, keep="first").reset_index(drop=True)
-
-
-def generate(cfg: GenerationConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str, Any]:
-    """Stage function: responses for every built example, resumable through shards."""
-    started = time.time()
-    examples = run.read("build")
-    stage = run.stage("generate")
-    if run.key("generate") != key:
-        run.invalidate("generate")
-    shard_dir = run.shards("generate", key)
-    df = run_generation(examples, cfg, shard_dir, quiet)
-    write_parquet(stage / "data.parquet", df)
-    counts = {
-        "responses": len(df),
-        "valid": int(df["valid"].sum()) if len(df) else 0,
-        "examples": int(df["example_id"].nunique()) if len(df) else 0,
-    }
-    return run.finish("generate", key, started, counts, models={"policy": cfg.model})

@@ -1,6 +1,6 @@
-"""The `score` stage: plain and augmented rewards, and one final reward per strategy.
+"""Scoring responses: plain and augmented rewards, and one final reward per strategy.
 
-`alignment score CONFIG --out runs/<name>` reads `build/`, `generate/` and `attribute/` and writes
+`alignment score CONFIG --out runs/<name>` (`alignment.stages.score`) reads `build/`, `generate/` and `attribute/` and writes
 `score/data.parquet`: per response `reward_plain` (as is) and, for original responses,
 `reward_augmented` (the task's acknowledgment sentence appended), then the final rewards
 
@@ -16,26 +16,14 @@ interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
-import json
-import time
+from collections.abc import Iterable
 from typing import Any
 
-import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from alignment.generation.base import chat_for
-from alignment.reward.base import RewardConfig, RewardModel, make_reward_model
-from alignment.store import RunDir, read_parquet, write_parquet
-from alignment.tasks import TASKS
-
-REWARD_VARIANTS = ["rm", "rm_d", "rm_c", "rm_d_expected", "rm_c_expected"]
-# Only with `attribution.receipts: true`: augmented by a disclaimer naming the receipt's sources.
-RECEIPT_VARIANT = "rm_receipt"
-
-
-def ack_suffix(task: str) -> str:
-    return "\n\n" + TASKS.get(task).ack_sentence()
+from alignment.reward.base import RewardModel
+from alignment.strategies import final_rewards as strategy_rewards
 
 
 def receipt_scores(rm: RewardModel, prompt: Any, part: pd.DataFrame, receipt_suffix: dict[int, str]) -> dict[int, float]:
@@ -78,59 +66,30 @@ def score_example(
     return rows
 
 
-def receipt_suffixes(task: str, attrib: pd.DataFrame, ex_id: str) -> dict[int, str] | None:
-    """sample → the disclaimer naming that response's receipt sources, after a blank line ("" if none)."""
+def receipt_suffixes(disclaimer: Any, attrib: pd.DataFrame, ex_id: str) -> dict[int, str] | None:
+    """sample → the disclaimer naming that response's receipt sources, after a blank line ("" if
+    none); `disclaimer(receipt)` words it. None when the run has no receipts."""
     if "receipt" not in attrib.columns:
         return None
-    from alignment.receipts.stage import disclaimer
-
     part = attrib[attrib["example_id"] == ex_id]
     out = {}
     for s, rec in zip(part["sample"], part["receipt"], strict=True):
-        text = disclaimer(task, json.loads(rec))
+        text = disclaimer(_as_lists(rec))
         out[int(s)] = "\n\n" + text if text else ""
     return out
 
 
+def _as_lists(receipt: Iterable[Iterable[str]]) -> list[list[str]]:
+    return [list(map(str, a)) for a in receipt]
+
+
 def final_rewards(scores: pd.DataFrame, attrib: pd.DataFrame) -> pd.DataFrame:
-    """Join attribution flags onto original responses and derive the per-strategy rewards."""
+    """Join attribution flags onto original responses and derive the per-strategy rewards
+    (`alignment.strategies`); counterfactual responses never fire."""
     cols = ["example_id", "sample", "d", "c", "p_d", "p_c"]
     df = scores.merge(attrib[cols].assign(variant="orig"), on=["example_id", "variant", "sample"], how="left")
     orig = df["variant"] == "orig"
     for flag, p in (("d", "p_d"), ("c", "p_c")):
         df[flag] = df[flag].fillna(False).astype(bool) & orig
         df[p] = df[p].fillna(0.0).where(orig, 0.0)
-    plain, aug = df["reward_plain"], df["reward_augmented"].fillna(df["reward_plain"])
-    df["rm"] = plain
-    df["rm_d"] = np.where(df["d"], aug, plain)
-    df["rm_c"] = np.where(df["c"], aug, plain)
-    df["rm_d_expected"] = df["p_d"] * aug + (1 - df["p_d"]) * plain
-    df["rm_c_expected"] = df["p_c"] * aug + (1 - df["p_c"]) * plain
-    if "reward_receipt" in df.columns:
-        df[RECEIPT_VARIANT] = df["reward_receipt"].fillna(df["reward_plain"])
-    return df
-
-
-def score(cfg: RewardConfig, task: str, run: RunDir, key: str, quiet: bool = False, rm: RewardModel | None = None) -> dict[str, Any]:
-    started = time.time()
-    examples = run.read("build").set_index("id", drop=False)
-    responses = run.read("generate")
-    stage = run.stage("score")
-    if run.key("score") != key:
-        run.invalidate("score")
-    shards = run.shards("score", key)
-    suffix = ack_suffix(task)
-    attrib = run.read("attribute")
-    ids = sorted(responses["example_id"].unique())
-    for i, ex_id in enumerate(tqdm(ids, desc="score", unit="example", disable=quiet)):
-        path = shards / f"part-{i:05d}.parquet"
-        if path.exists():
-            continue
-        rm = rm or make_reward_model(cfg)
-        group = responses[responses["example_id"] == ex_id]
-        rows = score_example(rm, examples.loc[ex_id].to_dict(), group, suffix, receipt_suffixes(task, attrib, ex_id))
-        write_parquet(path, rows)
-    scores = pd.concat([read_parquet(shards / f"part-{i:05d}.parquet") for i in range(len(ids))], ignore_index=True)
-    df = final_rewards(scores, attrib)
-    write_parquet(stage / "data.parquet", df)
-    return run.finish("score", key, started, {"responses": len(df)}, models={"reward": cfg.model})
+    return strategy_rewards(df)

@@ -1,6 +1,6 @@
-"""The `receipts` stage: exact judgment-change receipts over each example's declared sources.
+"""The rows the `receipts` stage writes, and the disclaimer that names a receipt's sources.
 
-`alignment receipts CONFIG --out runs/<name>` reads `build/` (templates, sources) and `generate/`
+`alignment receipts CONFIG --out runs/<name>` (`alignment.stages.receipts`) reads `build/` (templates, sources) and `generate/`
 (the `{}` and `{protected}` samples, reused) and writes to `receipts/`:
 
 - `data.parquet`, one row per example: `example_id`, `sources` (declared names, in order),
@@ -24,17 +24,11 @@ acknowledgment naming exactly the receipt's sources, one sentence per source fro
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
-import pandas as pd
-
-from alignment.config import config_hash, to_dict
-from alignment.generation.base import GenerationConfig, Generator
 from alignment.receipts.cube import Cube, Family, cell_order
-from alignment.receipts.runner import CubeRun, hybrid_key, run_cubes, source_names
-from alignment.store import RunDir, write_parquet
+from alignment.receipts.runner import CubeRun, hybrid_key, source_names
 from alignment.tasks.base import load_prompt
 
 
@@ -63,7 +57,7 @@ def disclaimer(task: str, receipt: Iterable[Iterable[str]], order: Sequence[str]
     return "\n".join(load_prompt(f"ack_source_{task}_{n}") for n in names)
 
 
-def _example_row(row: dict[str, Any], cube: Cube, run_: CubeRun) -> dict[str, Any]:
+def example_row(row: dict[str, Any], cube: Cube, run_: CubeRun) -> dict[str, Any]:
     order, eid = source_names(row), str(row["id"])
     answers = {k: v for (e, k), v in run_.pool.items() if e == eid}
     return {
@@ -84,7 +78,7 @@ def _ordered(cube: Cube, order: Sequence[str]) -> list[tuple[frozenset[str], Any
     return [(t, int(cube.cells[t])) for t in cell_order(order) if t in cube.cells]
 
 
-def _response_row(row: dict[str, Any], sample: int, cube: Cube, d: bool) -> dict[str, Any]:
+def response_row(row: dict[str, Any], sample: int, cube: Cube, d: bool) -> dict[str, Any]:
     order = source_names(row)
     return {
         "example_id": str(row["id"]),
@@ -95,44 +89,3 @@ def _response_row(row: dict[str, Any], sample: int, cube: Cube, d: bool) -> dict
         "executions": cube.executions,
         "d": d,
     }
-
-
-def _shard_dir(run: RunDir, gen_cfg: GenerationConfig, full: bool) -> Any:
-    """Shards survive a change of attribution seed (draws only), not of what is generated."""
-    shard_key = config_hash({"generation": to_dict(gen_cfg), "build": run.key("build"), "full": full})
-    return run.shards("receipts", shard_key)
-
-
-def receipts(
-    gen_cfg: GenerationConfig,
-    attribution_seed: int,
-    run: RunDir,
-    key: str,
-    quiet: bool = False,
-    generator: Generator | Callable[[], Generator] | None = None,
-    full: bool = False,
-) -> dict[str, Any]:
-    """Stage function: cubes and receipts for every built example (`full`: all 2^k cells)."""
-    started = time.time()
-    examples, responses = run.read("build"), run.read("generate")
-    run.invalidate("receipts")
-    shard_dir = _shard_dir(run, gen_cfg, full)
-    result = run_cubes(examples, responses, gen_cfg, shard_dir, attribution_seed, generator, full)
-    by_id = {str(r["id"]): r for r in examples.to_dict("records")}
-    ex_rows = [_example_row(by_id[e], c, result) for e, c in result.example_cubes.items()]
-    resp_rows = [
-        _response_row(by_id[e], s, c, result.response_d[e, s])
-        for (e, s), c in result.response_cubes.items()
-    ]
-    stage = run.stage("receipts")
-    write_parquet(stage / "data.parquet", pd.DataFrame(ex_rows))
-    write_parquet(stage / "responses.parquet", pd.DataFrame(resp_rows))
-    write_parquet(stage / "hybrids.parquet", result.hybrids)
-    counts = {
-        "examples": len(ex_rows),
-        "changed": sum(r["changed"] for r in ex_rows),
-        "executions": sum(r["executions"] for r in ex_rows),
-        "hybrids_generated": sum(len(r["generated"]) for r in ex_rows),
-        "responses": len(resp_rows),
-    }
-    return run.finish("receipts", key, started, counts, models={"policy": gen_cfg.model}, extra={"rounds": result.rounds, "full": full})
