@@ -11,8 +11,8 @@ import importlib
 import os
 import sys
 
-from alignment import __version__
 from alignment.errors import UserError
+from alignment.version import __version__
 
 COMMANDS = [
     "alignment.commands",

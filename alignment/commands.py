@@ -57,7 +57,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
             raise UserError(f"{args.stage}: a CONFIG file is required")
         cfg = load_config(args.config, args.overrides)
     run = prepare_run_dir(cfg, args.out)
-    ensure_organisms(cfg, (lambda m: None) if args.quiet else print)
+    ensure_organisms(cfg, (lambda m: None) if args.quiet else print, [args.stage])
     run_stage(args.stage, cfg, run, args.quiet)
     return 0
 

@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from alignment.context import Context
-from alignment.stats import excludes_zero, paired_bootstrap, wilson_interval
+from alignment.stats import excludes_zero, holm, paired_bootstrap, wilson_interval
 from alignment.store import write_text
 from alignment.strategies import augmented_share
 
@@ -96,10 +96,11 @@ def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
     ]
 
 
-def _diff(r: Any) -> str:
-    """A paired difference with its interval; flagged when the interval includes 0."""
+def _diff(r: Any, holm_p: float) -> str:
+    """A paired difference with its interval, its p and Holm-adjusted p; flagged when the
+    interval includes 0."""
     flag = "" if excludes_zero(r.diff_low, r.diff_high) else " (includes 0)"
-    return f"{100 * r.diff:+.1f} pts {_ci(r.diff_low, r.diff_high)}, p = {r.diff_p:.3f}{flag}"
+    return f"{100 * r.diff:+.1f} pts {_ci(r.diff_low, r.diff_high)}, p = {r.diff_p:.3f} (Holm {holm_p:.3f}){flag}"
 
 
 def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "rm_c")) -> list[str]:
@@ -108,11 +109,14 @@ def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "r
     cmp = cmp[cmp["reward"].isin(variants)]
     if cmp.empty:
         return []
+    # One family: every variant − rm comparison at every N shown.
+    tested = cmp[(cmp["reward"] != variants[0]) & cmp["diff"].notna()]
+    adjusted = dict(zip(zip(tested["N"], tested["reward"], strict=True), holm(tested["diff_p"].tolist()), strict=True))
     level, diff = [], []
     for n, g in cmp.groupby("N", sort=True):
         by = {r.reward: r for r in g.itertuples(index=False)}
         level.append({"N": n, **{v: f"{_pct(by[v].ack)} {_ci(by[v].ack_low, by[v].ack_high)}" for v in variants if v in by}})
-        diff.append({"N": n, **{f"{v} − rm": _diff(by[v]) for v in variants[1:] if v in by and not pd.isna(by[v].diff)}})
+        diff.append({"N": n, **{f"{v} − rm": _diff(by[v], adjusted[n, v]) for v in variants[1:] if (n, v) in adjusted}})
     return [
         "## Acknowledgment under best-of-N: RM vs RM_D / RM_C",
         "",
@@ -121,7 +125,8 @@ def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "r
         "",
         _md_table(pd.DataFrame(level)),
         "",
-        "Paired difference from plain RM (same examples, same N-subsets; bootstrap over examples):",
+        "Paired difference from plain RM (same examples, same N-subsets; bootstrap over examples; "
+        "Holm adjusts the p-values over every comparison in this table):",
         "",
         _md_table(pd.DataFrame(diff)),
         "",

@@ -41,6 +41,7 @@ class Stage:
     reads: tuple[str, ...] = ()  # further sections, through ctx.section
     inputs: tuple[str, ...] = ()  # stages whose artifacts it reads
     enabled: Callable[[RunConfig], bool] = _always
+    optional: tuple[str, ...] = ()  # read when present (keyed then), not required
 
     def sections(self) -> list[str]:
         names = ["task", *([self.section] if self.section else []), *self.reads]
@@ -76,7 +77,7 @@ def _stages() -> list[Stage]:
         Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score")),
         Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",)),
         Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-train")),
-        Stage("report", report.report, None, inputs=("attribute", "bon", "dpo-eval")),
+        Stage("report", report.report, None, inputs=("attribute", "bon"), optional=("dpo-eval",)),
     ]
 
 
@@ -99,6 +100,7 @@ def stage_inputs(stage: Stage, cfg: RunConfig) -> list[str]:
 def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
     parts: dict[str, Any] = {s: to_dict(getattr(cfg, s)) for s in stage.sections()}
     parts["inputs"] = {name: run.key(name) for name in stage_inputs(stage, cfg)}
+    parts["inputs"] |= {name: key for name in stage.optional if (key := run.key(name)) is not None}
     organisms = sorted(organism_names(parts))
     if organisms:
         # A preset name says nothing about what was trained: key on the organism's content hash
@@ -129,10 +131,12 @@ def organism_names(value: Any) -> set[str]:
     return set()
 
 
-def ensure_organisms(cfg: RunConfig, log: Callable[[str], None] = print) -> None:
+def ensure_organisms(cfg: RunConfig, log: Callable[[str], None] = print, stages: list[str] | None = None) -> None:
     """The explicit, cached step `alignment run` takes before its stages: train every model
-    organism the config names (`alignment organism train NAME` does one)."""
-    names = sorted(organism_names(to_dict(cfg)))
+    organism named in the sections of the stages about to run (`alignment organism train NAME`
+    does one)."""
+    sections = {sec for name in (stages or STAGE_NAMES) for sec in get_stage(name).sections()}
+    names = sorted(organism_names({s: to_dict(getattr(cfg, s)) for s in sections}))
     if names:
         from alignment.organism import ensure_model
 
@@ -176,7 +180,7 @@ def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: 
 
 
 def run_all(cfg: RunConfig, run: RunDir, quiet: bool = False, stages: list[str] | None = None) -> None:
-    ensure_organisms(cfg, (lambda m: None) if quiet else print)
-    for name in STAGE_NAMES:
-        if stages is None or name in stages:
-            run_stage(name, cfg, run, quiet)
+    names = [n for n in STAGE_NAMES if stages is None or n in stages]
+    ensure_organisms(cfg, (lambda m: None) if quiet else print, names)
+    for name in names:
+        run_stage(name, cfg, run, quiet)

@@ -41,11 +41,10 @@ def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float,
     """
     if n == 0:
         return float("nan"), float("nan")
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
+    from scipy.stats import binomtest, norm
+
+    ci = binomtest(successes, n).proportion_ci(confidence_level=2 * norm.cdf(z) - 1, method="wilson")
+    return float(ci.low), float(ci.high)
 
 
 # --- Hierarchical bootstrap and multiplicity -------------------------------------------------

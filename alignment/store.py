@@ -20,8 +20,8 @@ from typing import Any
 
 import pandas as pd
 
-from alignment import __version__
 from alignment.errors import UserError
+from alignment.version import __version__
 
 
 @contextlib.contextmanager

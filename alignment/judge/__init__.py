@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from alignment.judge.base import (
     DEFAULT_JUDGE,
+    JUDGES,
     TASK_NAMES,
     Judge,
     JudgeConfig,
@@ -22,9 +23,6 @@ from alignment.judge.base import (
     paper_config,
 )
 from alignment.judge.text import extract_reasoning
-from alignment.registry import Registry
-
-JUDGES: Registry = Registry("judge")
 
 
 @JUDGES.register("keyword")

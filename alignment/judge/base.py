@@ -11,11 +11,15 @@ from typing import Literal, Protocol, runtime_checkable
 
 from alignment.config import check, doc
 from alignment.errors import UserError
+from alignment.registry import Registry
 
 TASK_NAMES = ("mathbook", "biasqa")
 DEFAULT_JUDGE = "keyword"
 # Paper setup: Llama-3.3-70B-Instruct, greedy, 256 new tokens, on vLLM across 4 GPUs.
 PAPER_MODEL = "llama-3.3-70b-instruct"
+# Declared here, filled by `alignment.judge` (each factory imports its module on use), so that
+# configs can check names without importing the judges.
+JUDGES: Registry = Registry("judge")
 
 
 @dataclass(frozen=True)
@@ -86,8 +90,6 @@ class JudgeConfig:
 
 def _known(field_name: str, judge: str) -> None:
     """Unknown judge names fail as `<field>: unknown judge 'x' (did you mean ...)`."""
-    from alignment.judge import JUDGES  # the registry lives with the factories
-
     try:
         JUDGES.get(judge)
     except UserError as e:

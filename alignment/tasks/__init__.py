@@ -52,9 +52,10 @@ class Task:
     # by rules, and says so instead of borrowing another task's rules silently.
     judge_as: str | None = None
     feature: str = "the protected feature"  # the feature, in words (reports, labelling pages)
+    ack_text: str | None = None  # the acknowledgment sentence; None: prompts/<name>_ack.txt
 
     def ack_sentence(self) -> str:
-        return load_prompt(f"{self.name}_ack")
+        return self.ack_text if self.ack_text is not None else load_prompt(f"{self.name}_ack")
 
     def ack_suffix(self) -> str:
         """What the augmented score appends to a response: a blank line and the sentence."""

@@ -1,0 +1,166 @@
+"""`alignment bench [--json]`: naive vs shared-prefix reward scoring and N-sample generation.
+
+One Math Book-length prompt (~1,500 tokens), N responses of ~270 tokens each scored plain and
+with the task's acknowledgment suffix (prompts/mathbook_ack.txt), then N samples of 128 new
+tokens from the same prompt. Model: SmolLM2-135M in fp32 on CPU; the scoring body gets a
+seeded random one-logit head (fine for timing and exactness, meaningless as a reward). Prints
+wall times, token positions processed, speedups and max |Δ|; with --json the last line is a
+JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from typing import Any
+
+import numpy as np
+import torch
+
+from alignment.generation.base import GenerationConfig, chat_for
+from alignment.generation.hf import TransformersGenerator
+from alignment.generation.models import load_model, load_tokenizer
+from alignment.presets import resolve
+from alignment.reward.base import RewardConfig, split_shared, token_lists, user_turn
+from alignment.reward.classifier import ClassifierRM
+from alignment.tasks.base import load_prompt, render
+
+WORDS = (
+    "the train travels at a constant speed so we divide distance by time which gives the rate "
+    "then we compare each option with our value and check units carefully before choosing one "
+    "answer because ratio percent profit cost price interest area volume sum of numbers equals"
+).split()
+
+
+def filler(rng: random.Random, tokenizer: Any, n_tokens: int, prefix: str = "") -> str:
+    """Deterministic word salad of about n_tokens tokens (sentences, so tokenization is realistic)."""
+    text = prefix
+    while len(tokenizer(text, add_special_tokens=False).input_ids) < n_tokens:
+        sentence = " ".join(rng.choice(WORDS) for _ in range(12))
+        text += sentence[0].upper() + sentence[1:] + ". "
+    return text.strip()
+
+
+def mathbook_chat(tokenizer: Any, prompt_tokens: int) -> list[dict[str, str]]:
+    rng = random.Random(0)
+    fixed = render(
+        load_prompt("mathbook_query"),
+        {"problems": "", "solutions": "", "question": "", "options": "", "instruction": load_prompt("mathbook_instruction")},
+    )
+    budget = max(prompt_tokens - len(tokenizer(fixed, add_special_tokens=False).input_ids), 30)
+    values = {
+        "problems": filler(rng, tokenizer, budget // 3, "Problem 1: "),
+        "solutions": filler(rng, tokenizer, budget // 2, "Solution to Problem 2: "),
+        "question": filler(rng, tokenizer, budget - budget // 3 - budget // 2 - 20, "Question: "),
+        "options": "(A) 12 (B) 15 (C) 18 (D) 20 (E) 24",
+        "instruction": load_prompt("mathbook_instruction"),
+    }
+    return chat_for(load_prompt("mathbook_system"), render(load_prompt("mathbook_query"), values))
+
+
+def timed(fn: Any) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - t0
+
+
+def bench_scoring(args: argparse.Namespace, chat: list[dict[str, str]]) -> dict[str, Any]:
+    from transformers import AutoModelForSequenceClassification
+
+    path = resolve("smollm2-135m")
+    tok = load_tokenizer(path)
+    torch.manual_seed(0)  # the one-logit head is freshly initialised: make it the same every run
+    model = load_model(AutoModelForSequenceClassification, path, "float32", "cpu", num_labels=1)
+    rng = random.Random(1)
+    responses = [filler(rng, tok, args.response_tokens) + " Therefore, the answer is (B)." for _ in range(args.n)]
+    suffixes = ["", "\n\n" + load_prompt("mathbook_ack")]
+    rms = {
+        name: ClassifierRM(
+            RewardConfig(backend="classifier", dtype="float32", device="cpu", batch_size=args.batch_size, shared_prefix=shared),
+            model=model,
+            tokenizer=tok,
+        )
+        for name, shared in (("naive", False), ("shared", True))
+    }
+    naive, t_naive = timed(lambda: rms["naive"].score(chat, responses, suffixes))
+    shared, t_shared = timed(lambda: rms["shared"].score(chat, responses, suffixes))
+    seqs = token_lists(rms["naive"].texts(chat, responses, suffixes), tok)
+    split = split_shared([seqs[i : i + len(suffixes)] for i in range(0, len(seqs), len(suffixes))])
+    assert split is not None
+    shared_positions = len(split.prefix) + sum(len(s) + sum(map(len, t)) for s, t in split.rows)
+    return {
+        "scoring_prompt_tokens": len(tok(user_turn(chat), add_special_tokens=False).input_ids),
+        "scoring_prefix_tokens": len(split.prefix),
+        "scoring_response_tokens_mean": float(np.mean([len(tok(r, add_special_tokens=False).input_ids) for r in responses])),
+        "scoring_naive_s": t_naive,
+        "scoring_shared_s": t_shared,
+        "scoring_speedup": t_naive / t_shared,
+        "scoring_naive_positions": sum(map(len, seqs)),
+        "scoring_shared_positions": shared_positions,
+        "scoring_position_ratio": sum(map(len, seqs)) / shared_positions,
+        "scoring_max_abs_diff": float(np.abs(naive - shared).max()),
+    }
+
+
+def bench_generation(args: argparse.Namespace, chat: list[dict[str, str]]) -> dict[str, Any]:
+    cfg = GenerationConfig(
+        dtype="float32", device="cpu", batch_size=args.n, max_new_tokens=args.new_tokens, temperature=0.8, top_p=0.95
+    )
+    shared_gen = TransformersGenerator(cfg, shared_prefix=True)
+    naive_gen = TransformersGenerator(cfg, model=shared_gen.model, tokenizer=shared_gen.tokenizer, shared_prefix=False)
+    for g in (shared_gen, naive_gen):
+        g.stop = set()  # always decode the full new-token budget, so both paths do the same work
+    seeds = [[1000 + i for i in range(args.n)]]
+    naive, t_naive = timed(lambda: naive_gen.generate([chat], seeds))
+    shared, t_shared = timed(lambda: shared_gen.generate([chat], seeds))
+    length = len(shared_gen.tokenizer(shared_gen.render(chat), add_special_tokens=False).input_ids)
+    naive_pos, shared_pos = args.n * (length + args.new_tokens), length + args.n * args.new_tokens
+    return {
+        "generation_prompt_tokens": length,
+        "generation_naive_s": t_naive,
+        "generation_shared_s": t_shared,
+        "generation_speedup": t_naive / t_shared,
+        "generation_naive_positions": naive_pos,
+        "generation_shared_positions": shared_pos,
+        "generation_position_ratio": naive_pos / shared_pos,
+        "generation_identical": naive == shared,
+    }
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    chat = mathbook_chat(load_tokenizer(resolve("smollm2-135m")), args.prompt_tokens)
+    result: dict[str, Any] = {"n": args.n, "threads": torch.get_num_threads()}
+    if not args.skip_scoring:
+        result |= bench_scoring(args, chat)
+        print(
+            f"scoring  : naive {result['scoring_naive_s']:.1f} s, shared {result['scoring_shared_s']:.1f} s, "
+            f"speedup {result['scoring_speedup']:.2f}x; positions {result['scoring_naive_positions']} vs "
+            f"{result['scoring_shared_positions']} ({result['scoring_position_ratio']:.2f}x); "
+            f"max |d| {result['scoring_max_abs_diff']:.2e}"
+        )
+    if not args.skip_generation:
+        result |= bench_generation(args, chat)
+        print(
+            f"sampling : naive {result['generation_naive_s']:.1f} s, shared {result['generation_shared_s']:.1f} s, "
+            f"speedup {result['generation_speedup']:.2f}x; positions {result['generation_naive_positions']} vs "
+            f"{result['generation_shared_positions']} ({result['generation_position_ratio']:.2f}x); "
+            f"token-identical {result['generation_identical']}"
+        )
+    if args.json:
+        print(json.dumps(result))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("bench", help="time naive vs shared-prefix scoring and sampling (CPU, SmolLM2-135M)")
+    p.add_argument("--json", action="store_true", help="end with one JSON line of results")
+    p.add_argument("--n", type=int, default=16, help="responses / samples per prompt")
+    p.add_argument("--prompt-tokens", type=int, default=1500, help="approximate prompt length")
+    p.add_argument("--response-tokens", type=int, default=270, help="approximate response length")
+    p.add_argument("--new-tokens", type=int, default=128, help="new tokens per sample")
+    p.add_argument("--batch-size", type=int, default=8, help="scoring: sequences per forward (both paths)")
+    p.add_argument("--skip-scoring", action="store_true")
+    p.add_argument("--skip-generation", action="store_true")
+    p.set_defaults(func=cmd_bench)

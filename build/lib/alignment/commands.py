@@ -1,0 +1,110 @@
+"""Pipeline subcommands: `alignment run CONFIG`, one per stage, and `alignment config show`.
+
+Each is a thin wrapper: resolve the config, pick the run dir, call the stage function.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import yaml
+
+from alignment.config import describe, to_dict
+from alignment.errors import UserError
+from alignment.run_config import RunConfig, load_config
+from alignment.runner import STAGE_NAMES, ensure_organisms, prepare_run_dir, run_all, run_stage
+from alignment.tasks import TASKS, TaskConfig
+
+
+def _common(p: argparse.ArgumentParser, config_required: bool = True) -> None:
+    p.add_argument("config", nargs=None if config_required else "?", help="YAML run config")
+    p.add_argument("--out", help="run dir (default runs/<config name>/)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config field, e.g. generation.n_samples=2")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config, args.overrides)
+    run = prepare_run_dir(cfg, args.out)
+    run_all(cfg, run, args.quiet)
+    if not args.quiet:
+        print(f"run dir: {run.path}")
+    return 0
+
+
+def _build_config_without_file(args: argparse.Namespace) -> RunConfig:
+    if not args.task or not args.data_dir:
+        raise UserError(f"build: give a CONFIG, or --task {{{','.join(TASKS.names())}}} with --data-dir PATH")
+    task = TASKS.get(args.task)
+    data_dir = Path(args.data_dir)
+    if not data_dir.is_dir():
+        raise UserError(f"--data-dir: folder not found: {data_dir}")
+    splits = args.splits or task.local_splits(data_dir)
+    if not splits:
+        raise UserError(f"--data-dir: no {args.task} splits found in {data_dir}")
+    cfg = TaskConfig(name=args.task, source="local", data_dir=str(data_dir), splits=splits, n_examples=args.n)
+    return RunConfig(name=f"{args.task}-local", task=cfg)
+
+
+def cmd_stage(args: argparse.Namespace) -> int:
+    if args.stage == "build" and args.config is None:
+        if not args.out:
+            raise UserError("build: --out DIR is required without a CONFIG")
+        cfg = _build_config_without_file(args)
+    else:
+        if args.config is None:
+            raise UserError(f"{args.stage}: a CONFIG file is required")
+        cfg = load_config(args.config, args.overrides)
+    run = prepare_run_dir(cfg, args.out)
+    ensure_organisms(cfg, (lambda m: None) if args.quiet else print, [args.stage])
+    run_stage(args.stage, cfg, run, args.quiet)
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    if args.config or args.overrides:  # `--set` alone shows the defaults with the overrides
+        cfg = load_config(args.config, args.overrides)
+        print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
+    else:
+        print("\n".join(describe(RunConfig)))
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run every stage of a config (skips finished ones)")
+    _common(p)
+    p.set_defaults(func=cmd_run)
+    for name in STAGE_NAMES:
+        p = sub.add_parser(name, help=f"run the '{name}' stage only")
+        _common(p, config_required=name != "build")
+        if name == "build":
+            p.add_argument("--task", help=f"build without a config: {', '.join(TASKS.names())}")
+            p.add_argument("--data-dir", help="local AQuA-RAT json or Winogender tsv folder")
+            p.add_argument("--splits", nargs="+", help="splits to build (default: all found)")
+            p.add_argument("--n", type=int, default=0, help="examples per split (0 = all)")
+        p.set_defaults(func=cmd_stage, stage=name)
+    p = sub.add_parser("config", help="show the resolved config, or every field's documentation")
+    p.add_argument("action", choices=["show"])
+    p.add_argument("config", nargs="?")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    p.set_defaults(func=cmd_config)
+    p = sub.add_parser("organism", help="train (or find cached) model organisms: alignment organism train NAME")
+    p.add_argument("action", choices=["train", "list"])
+    p.add_argument("names", nargs="*", help="organism presets (default: all)")
+    p.set_defaults(func=cmd_organism)
+
+
+def cmd_organism(args: argparse.Namespace) -> int:
+    from alignment.organism import RECIPES, ensure_model, trained_path
+
+    names = args.names or sorted(RECIPES)
+    for name in names:
+        if name not in RECIPES:
+            from alignment.errors import did_you_mean
+
+            raise UserError(f"unknown model organism {name!r}{did_you_mean(name, RECIPES)}; known: {', '.join(sorted(RECIPES))}")
+    for name in names:
+        path = ensure_model(name) if args.action == "train" else trained_path(name)
+        print(name, path if path is not None else "(not trained)")
+    return 0

@@ -1,0 +1,72 @@
+"""`DPOConfig`: the `dpo` section of a run config (`alignment dpo-pairs|dpo-train|dpo-eval CONFIG`).
+
+Defaults are sized for the embedded CPU run (≤ 32 pairs, one epoch, one seed, 4 eval samples);
+the paper presets in `configs/paper_dpo_*.yaml` set 3 seeds, 16 eval samples and GPU settings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from alignment.config import check, doc
+from alignment.strategies import REWARD_VARIANTS as DPO_VARIANTS
+
+
+@dataclass
+class DPOConfig:
+    """Preference pairs from the rewards, LoRA DPO training, and evaluation of the trained policies."""
+
+    model: str | None = doc("Policy base model: preset name, hub id or local folder (null = generation.model).", None)
+    variants: list[str] = doc("Reward variants to build pairs from and train on (rm, rm_d, rm_c, rm_*_expected).", factory=lambda: ["rm", "rm_d", "rm_c"])
+    train_split: str | None = doc("Build split whose examples give pairs (null = every built example).", None)
+    valid_fraction: float = doc("Share of pair examples held out for evaluation during training, in [0, 1).", 0.25)
+    max_pairs: int | None = doc("Cap on pairs per variant (train + valid), picked by the seeded shuffle; null = all.", 32)
+    pair_seed: int = doc("Seed of the train/valid split and of the max_pairs subset.", 0)
+    seeds: list[int] = doc("Training seeds; each variant is trained once per seed (paper: 3 seeds).", factory=lambda: [0])
+    beta: float = doc("DPO temperature beta (strength of the KL anchor to the reference).", 0.1)
+    learning_rate: float = doc("AdamW learning rate for the LoRA weights (TRL's 1e-6 default barely moves a LoRA).", 5e-5)
+    epochs: float = doc("Training epochs over the train pairs.", 1.0)
+    batch_size: int = doc("Pairs per device per step (train and eval).", 2)
+    grad_accum: int = doc("Gradient accumulation steps.", 1)
+    eval_steps: int | None = doc("Evaluate and checkpoint every this many optimizer steps (null = once per epoch).", None)
+    lora_r: int = doc("LoRA rank.", 8)
+    lora_alpha: int = doc("LoRA scaling alpha.", 16)
+    lora_dropout: float = doc("LoRA dropout, in [0, 1).", 0.05)
+    target_modules: list[str] = doc("Module names that get LoRA adapters.", factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    max_length: int = doc("Maximum tokens of prompt + response; longer sequences are truncated at the end.", 1024)
+    max_prompt_length: int = doc("Pairs whose prompt is longer than this many tokens are dropped (counted in the manifest).", 768)
+    gradient_checkpointing: bool = doc("Recompute activations in the backward pass (saves GPU memory, slower).", False)
+    device: Literal["auto", "cpu", "cuda"] = doc("auto = cuda when available, else cpu.", "auto")
+    dtype: Literal["auto", "float32", "bfloat16"] = doc("Policy weights dtype; auto = bf16 on GPU, fp32 on CPU.", "auto")
+    eval_split: str = doc("Build split whose original and counterfactual prompts the trained policies answer.", "test")
+    eval_max_examples: int | None = doc("Cap on evaluated examples (first ones by id; null = all).", None)
+    eval_n_samples: int = doc("Samples per prompt for the majority vote (paper: 16; 0 = greedy only); a greedy answer is always added.", 4)
+    temperature: float = doc("Sampling temperature of the majority-vote samples, > 0.", 0.8)
+    top_p: float = doc("Nucleus mass of the majority-vote samples, in (0, 1].", 0.95)
+    max_new_tokens: int = doc("Maximum new tokens per evaluation response.", 160)
+    eval_batch_size: int = doc("Sequences per forward pass during evaluation.", 16)
+    eval_seed: int = doc("Base seed of the evaluation samples.", 0)
+
+    def __post_init__(self) -> None:
+        check(bool(self.variants), "variants", "must list at least one reward variant")
+        for v in self.variants:
+            check(v in DPO_VARIANTS, "variants", f"unknown variant {v!r}; choose from {', '.join(DPO_VARIANTS)}")
+        check(len(set(self.variants)) == len(self.variants), "variants", "must not repeat a variant")
+        check(0 <= self.valid_fraction < 1, "valid_fraction", f"must be in [0, 1), got {self.valid_fraction}")
+        check(self.max_pairs is None or self.max_pairs >= 1, "max_pairs", "must be >= 1 or null")
+        check(bool(self.seeds) and len(set(self.seeds)) == len(self.seeds), "seeds", "must be a non-empty list without repeats")
+        check(self.beta > 0, "beta", f"must be > 0, got {self.beta}")
+        check(self.learning_rate > 0, "learning_rate", f"must be > 0, got {self.learning_rate}")
+        check(self.epochs > 0, "epochs", f"must be > 0, got {self.epochs}")
+        for name in ("batch_size", "grad_accum", "lora_r", "lora_alpha", "max_length", "max_prompt_length",
+                     "max_new_tokens", "eval_batch_size"):
+            check(getattr(self, name) >= 1, name, f"must be >= 1, got {getattr(self, name)}")
+        check(self.eval_n_samples >= 0, "eval_n_samples", f"must be >= 0, got {self.eval_n_samples}")
+        check(self.eval_steps is None or self.eval_steps >= 1, "eval_steps", "must be >= 1 or null")
+        check(self.eval_max_examples is None or self.eval_max_examples >= 1, "eval_max_examples", "must be >= 1 or null")
+        check(0 <= self.lora_dropout < 1, "lora_dropout", f"must be in [0, 1), got {self.lora_dropout}")
+        check(bool(self.target_modules), "target_modules", "must list at least one module name")
+        check(self.max_prompt_length < self.max_length, "max_prompt_length", "must be smaller than max_length")
+        check(self.temperature > 0, "temperature", f"must be > 0 (greedy answers are added anyway), got {self.temperature}")
+        check(0 < self.top_p <= 1, "top_p", f"must be in (0, 1], got {self.top_p}")

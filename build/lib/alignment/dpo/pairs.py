@@ -1,0 +1,118 @@
+"""DPO preference pairs from the scored responses (`alignment dpo-pairs`, `alignment.stages.dpo_pairs`).
+
+Reads build, generate and score; writes `dpo-pairs/<variant>/{train,valid}.parquet` in TRL's
+conversational preference format (`prompt` = [system, user] messages, `chosen` / `rejected` = one
+assistant message each) plus `dpo-pairs/<variant>/stats.json` and, for the manifest convention,
+`dpo-pairs/data.parquet` with every pair of every variant.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from alignment.errors import UserError
+from alignment.generation import chat_for
+from alignment.store import RunDir
+
+KEYS = ["example_id", "variant", "sample"]
+SKIPS = ("no_valid", "same_response", "equal_rewards")
+PAIR_COLUMNS = ["example_id", "prompt", "chosen", "rejected", "chosen_sample", "rejected_sample", "chosen_reward", "rejected_reward"]
+
+
+def _pick(group: pd.DataFrame, reward: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """Chosen = highest-reward valid response, rejected = lowest-reward response of any kind.
+
+    Ties go to the lowest sample index (for the rejected one: the lowest other than the chosen),
+    so the pair does not depend on row order.
+    """
+    g = group.sort_values("sample", kind="stable")
+    valid = g[g["valid"]]
+    if valid.empty:
+        return None, None
+    chosen = valid.loc[valid[reward].idxmax()]
+    # Among equally low responses prefer one other than the chosen, so a tie reads as a tie.
+    low = g[g[reward] == g[reward].min()]
+    others = low[low["sample"] != chosen["sample"]]
+    rejected = (others if len(others) else low).iloc[0]
+    return chosen.to_dict(), rejected.to_dict()
+
+
+def make_pairs(
+    scores_df: pd.DataFrame, responses_df: pd.DataFrame, examples_df: pd.DataFrame, variant: str
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """One pair per original-prompt example from its sampled responses, and the skip counts.
+
+    An example is skipped when it has no valid response (`no_valid`), when chosen and rejected
+    are the same response, e.g. a single sample (`same_response`), or when their rewards are
+    equal (`equal_rewards`). Responses without a reward (NaN) are ignored.
+    """
+    if variant not in scores_df.columns:
+        raise UserError(f"score/data.parquet has no reward column {variant!r}; rerun `alignment score`")
+    resp = responses_df[(responses_df["variant"] == "orig") & (responses_df["sample"] >= 0)]
+    table = resp[[*KEYS, "text", "valid"]].merge(scores_df[[*KEYS, variant]], on=KEYS, how="inner")
+    table = table[table[variant].notna()]
+    examples = examples_df.set_index("id")
+    skips = dict.fromkeys(SKIPS, 0)
+    rows, margins = [], []
+    for ex_id, group in table.groupby("example_id", sort=True):
+        chosen, rejected = _pick(group, variant)
+        if chosen is None or rejected is None:
+            skips["no_valid"] += 1
+            continue
+        if chosen["sample"] == rejected["sample"]:
+            skips["same_response"] += 1
+            continue
+        margin = float(chosen[variant]) - float(rejected[variant])
+        if margin <= 0:
+            skips["equal_rewards"] += 1
+            continue
+        ex = examples.loc[ex_id]
+        rows.append(
+            {
+                "example_id": ex_id,
+                "prompt": chat_for(str(ex["system"]), str(ex["query"])),
+                "chosen": [{"role": "assistant", "content": chosen["text"]}],
+                "rejected": [{"role": "assistant", "content": rejected["text"]}],
+                "chosen_sample": int(chosen["sample"]),
+                "rejected_sample": int(rejected["sample"]),
+                "chosen_reward": float(chosen[variant]),
+                "rejected_reward": float(rejected[variant]),
+            }
+        )
+        margins.append(margin)
+    stats = {
+        "examples": int(table["example_id"].nunique()),
+        "pairs": len(rows),
+        **{f"skipped_{k}": v for k, v in skips.items()},
+        "mean_margin": float(np.mean(margins)) if margins else float("nan"),
+    }
+    return pd.DataFrame(rows, columns=PAIR_COLUMNS), stats
+
+
+def split_pairs(pairs: pd.DataFrame, valid_fraction: float, seed: int, max_pairs: int | None) -> pd.DataFrame:
+    """Shuffle examples with `seed`, keep the first `max_pairs`, hold out a share as `valid`.
+
+    Splitting by example keeps one prompt out of both sides; with two or more pairs and a
+    positive fraction at least one pair is held out so training always has an eval signal.
+    """
+    ids = sorted(pairs["example_id"].tolist())
+    random.Random(seed).shuffle(ids)
+    if max_pairs is not None:
+        ids = ids[:max_pairs]
+    n_valid = round(valid_fraction * len(ids))
+    if valid_fraction > 0 and len(ids) >= 2:
+        n_valid = min(max(n_valid, 1), len(ids) - 1)
+    split = {i: ("valid" if k < n_valid else "train") for k, i in enumerate(ids)}
+    out = pairs[pairs["example_id"].isin(split)].copy()
+    out["split"] = out["example_id"].map(split)
+    order = {i: k for k, i in enumerate(ids)}
+    return out.sort_values("example_id", key=lambda s: s.map(order)).reset_index(drop=True)
+
+
+def read_split(run: RunDir, variant: str, split: str) -> pd.DataFrame:
+    path = run.stage("dpo-pairs") / variant / f"{split}.parquet"
+    return pd.read_parquet(path) if path.is_file() else pd.DataFrame()

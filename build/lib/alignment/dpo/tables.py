@@ -1,0 +1,147 @@
+"""DPO tables (CSV, Markdown, LaTeX), the figure, and report.md's "## DPO" section.
+
+Written by `alignment dpo-eval CONFIG --out DIR` into `dpo-eval/`; `dpo_report_section(run)` is
+called by the report stage and only formats what dpo-eval computed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from alignment.errors import UserError
+from alignment.stats import excludes_zero
+from alignment.store import RunDir, atomic_path, read_parquet, write_text
+
+PARTS = (("orig", "orig"), ("cf", "cf"), ("gap", "orig − cf"))
+
+
+def _pm(mean: float, std: float, signed: bool = False) -> str:
+    if pd.isna(mean):
+        return "n/a"
+    sign = "+" if signed else ""
+    return f"{100 * mean:{sign}.1f} ± {100 * std:.1f}"
+
+
+def display_table(agg: pd.DataFrame, metric_label: str) -> pd.DataFrame:
+    """Percentages as `mean ± std` over seeds, one row per (decoding, reward)."""
+    rows = []
+    for r in agg.to_dict("records"):
+        row = {"decoding": r["decoding"], "reward": r["reward"], "seeds": r["seeds"]}
+        for m, label in (("metric", metric_label), ("ack", "ack rate")):
+            for part, name in PARTS:
+                row[f"{label} {name}"] = _pm(r[f"{m}_{part}"], r[f"{m}_{part}_std"], signed=part == "gap")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def md_table(df: pd.DataFrame) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def latex_table(df: pd.DataFrame, caption: str) -> str:
+    def esc(v: object) -> str:
+        return str(v).replace("_", r"\_").replace("%", r"\%").replace("±", r"$\pm$").replace("−", "$-$")
+
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", r"\begin{tabular}{ll" + "r" * (len(df.columns) - 2) + "}",
+             r"\toprule", " & ".join(esc(c) for c in df.columns) + r" \\", r"\midrule"]
+    lines += [" & ".join(esc(v) for v in row) + r" \\" for row in df.itertuples(index=False)]
+    lines += [r"\bottomrule", r"\end{tabular}", rf"\caption{{{esc(caption)}}}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def write_tables(agg: pd.DataFrame, folder: Path, metric_label: str) -> pd.DataFrame:
+    shown = display_table(agg, metric_label)
+    with atomic_path(folder / "dpo.csv") as tmp:
+        agg.to_csv(tmp, index=False)
+    write_text(folder / "dpo.md", md_table(shown) + "\n")
+    caption = (f"DPO policies: {metric_label} and acknowledgment rate (\\%) on original and counterfactual "
+               "prompts, mean ± std over seeds.")
+    write_text(folder / "dpo.tex", latex_table(shown, caption))
+    return shown
+
+
+def plot(agg: pd.DataFrame, metric_label: str, path: Path) -> None:
+    """Paper-style bars: orig and cf per reward variant, the gap written above each pair."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    decodings = list(dict.fromkeys(agg["decoding"]))
+    fig, axes = plt.subplots(len(decodings), 2, figsize=(10, 3.6 * len(decodings)), squeeze=False)
+    for i, dec in enumerate(decodings):
+        g = agg[agg["decoding"] == dec].reset_index(drop=True)
+        x = range(len(g))
+        for j, (m, label) in enumerate((("metric", metric_label), ("ack", "acknowledgment rate"))):
+            ax = axes[i][j]
+            ax.bar([k - 0.2 for k in x], g[f"{m}_orig"], 0.4, yerr=g[f"{m}_orig_std"], capsize=3, label="original")
+            ax.bar([k + 0.2 for k in x], g[f"{m}_cf"], 0.4, yerr=g[f"{m}_cf_std"], capsize=3, label="counterfactual")
+            for k, r in g.iterrows():
+                top = max(r[f"{m}_orig"], r[f"{m}_cf"])
+                ax.text(k, min(top + 0.05, 1.02), f"Δ {100 * r[f'{m}_gap']:+.0f}", ha="center", fontsize=8)
+            ax.set_xticks(list(x), g["reward"].tolist())
+            ax.set_ylim(0, 1.1)
+            ax.set_ylabel(label)
+            ax.set_title(f"{label} ({dec})", fontsize=10)
+        axes[i][0].legend(fontsize=8)
+    fig.suptitle("DPO policies: original vs counterfactual prompts (Δ = orig − cf, points)")
+    fig.tight_layout()
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
+    plt.close(fig)
+
+
+def dpo_report_section(run: RunDir) -> list[str]:
+    """Markdown lines for report.md; empty when dpo-eval has not run in this run dir."""
+    manifest = run.manifest("dpo-eval") or {}  # absent when the stage was called from Python
+    table = run.stage("dpo-eval") / "dpo.md"
+    if not table.is_file():
+        return []
+    train = run.manifest("dpo-train") or {}
+    return [*_section_head(run, manifest, train), table.read_text().rstrip(), "", *_effects(run), "![dpo](dpo-eval/dpo.png)", ""]
+
+
+def _effects(run: RunDir) -> list[str]:
+    path = run.stage("dpo-eval") / "ack_effects.csv"
+    eff = pd.read_csv(path) if path.is_file() else pd.DataFrame()
+    if eff.empty:
+        return []
+    lines = [f"Effect of the DPO round on the acknowledgment rate (original prompts, every evaluated "
+             f"response, 95% paired bootstrap over {int(eff['examples'].max())} examples):", ""]
+    lines += [f"- {r.comparison}: {100 * r.diff:+.1f} points [{100 * r.low:+.1f}, {100 * r.high:+.1f}], p = {r.p:.3f}"
+              + ("" if excludes_zero(r.low, r.high) else ": the interval includes 0, no detectable effect at this size")
+              for r in eff.itertuples(index=False)]
+    return [*lines, ""]
+
+
+def _overlap(run: RunDir) -> int:
+    """Examples that gave training pairs and are also evaluated (a demo run, not a held-out one)."""
+    try:
+        pairs = set(read_parquet(run.stage("dpo-pairs") / "data.parquet")["example_id"])
+        evaluated = set(read_parquet(run.stage("dpo-eval") / "responses.parquet")["example_id"])
+    except UserError:
+        return 0
+    return len(pairs & evaluated)
+
+
+def _section_head(run: RunDir, manifest: dict, train: dict) -> list[str]:
+    shared = _overlap(run)
+    note = (
+        f" **{shared} evaluated examples also gave training pairs**, so these numbers are not held out."
+        if shared
+        else ""
+    )
+    return [
+        "## DPO",
+        "",
+        f"LoRA DPO on reward-ranked pairs from `{train.get('models', {}).get('policy')}`; each trained policy "
+        "(and the base policy) answers the original and counterfactual test prompts greedily"
+        + (f" and by majority over {n} samples" if (n := manifest.get("eval_n_samples")) else "")
+        + f". Percent, mean ± std over seeds {manifest.get('seeds')}." + note,
+        "",
+    ]

@@ -1,0 +1,239 @@
+"""LoRA DPO with TRL, one run per reward variant and seed (`alignment dpo-train`, `alignment.stages.dpo_train`).
+
+Reads `dpo-pairs/<variant>/{train,valid}.parquet`; writes `dpo-train/<variant>-seed<k>/` with
+`checkpoints/` (only the best survives), `adapter/` (the best checkpoint's LoRA adapter,
+`adapter_config.json` + weights) and `result.json` (the done marker, written last). The
+reference model is the base model with the adapter disabled (TRL does this when it gets a
+`peft_config` and no `ref_model`), so there is a single copy of the weights. Rerunning the same
+command after an interruption resumes from the newest checkpoint; a finished run is skipped.
+Multi-GPU: `jobs/dpo_multi_gpu.sh` (accelerate + DeepSpeed ZeRO-2/3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from alignment.cache import atomic_dir, keyed_dir, read_key
+from alignment.config import config_hash, to_dict
+from alignment.dpo.config import DPOConfig
+from alignment.store import write_json
+
+CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
+EVAL_ACC, EVAL_LOSS = "eval_rewards/accuracies", "eval_loss"
+# Fields that change what a training run computes; eval settings are deliberately absent so
+# editing them never throws away a trained adapter.
+TRAIN_FIELDS = ("model", "beta", "learning_rate", "epochs", "batch_size", "grad_accum", "eval_steps", "lora_r",
+                "lora_alpha", "lora_dropout", "target_modules", "max_length", "max_prompt_length", "dtype")
+
+
+def run_name(variant: str, seed: int) -> str:
+    return f"{variant}-seed{seed}"
+
+
+def is_main_process() -> bool:
+    return os.environ.get("RANK", "0") == "0"
+
+
+def pick_device(device: str) -> str:
+    import torch
+
+    return ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+
+
+def checkpoints(ckpt_dir: Path) -> dict[int, Path]:
+    if not ckpt_dir.is_dir():
+        return {}
+    return {int(m.group(1)): p for p in ckpt_dir.iterdir() if p.is_dir() and (m := CKPT_RE.match(p.name))}
+
+
+def eval_history(log_history: list[dict[str, Any]]) -> dict[int, tuple[float, float]]:
+    """Step → (eval reward accuracy, eval loss) from the trainer's log history."""
+    return {int(e["step"]): (float(e[EVAL_ACC]), float(e.get(EVAL_LOSS, float("inf"))))
+            for e in log_history if EVAL_ACC in e}
+
+
+def best_step(history: dict[int, tuple[float, float]], steps: list[int]) -> int | None:
+    """Highest eval reward accuracy, ties → lower eval loss, then the earlier step.
+
+    Checkpoints without an evaluation rank last; with no evaluation at all the newest wins.
+
+    >>> best_step({2: (0.5, 0.7), 4: (0.5, 0.6), 6: (0.4, 0.1)}, [2, 4, 6])
+    4
+    >>> best_step({}, [2, 4])
+    4
+    """
+    if not steps:
+        return None
+    scored = [s for s in steps if s in history]
+    if not scored:
+        return max(steps)
+    return min(scored, key=lambda s: (-history[s][0], history[s][1], s))
+
+
+def prune(ckpt_dir: Path, log_history: list[dict[str, Any]], keep_latest: bool) -> int | None:
+    """Delete every checkpoint but the best (and the newest while training, for resuming)."""
+    found = checkpoints(ckpt_dir)
+    best = best_step(eval_history(log_history), sorted(found))
+    keep = {best} | ({max(found)} if keep_latest and found else set())
+    for step, path in found.items():
+        if step not in keep:
+            shutil.rmtree(path, ignore_errors=True)
+    return best
+
+
+def keep_best_callback() -> Any:
+    from transformers import TrainerCallback
+
+    class KeepBest(TrainerCallback):
+        """Prunes right after each save, when the state already holds this step's evaluation."""
+
+        def on_save(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if state.is_world_process_zero:
+                prune(Path(args.output_dir), state.log_history, keep_latest=True)
+
+    return KeepBest()
+
+
+def load_policy(dcfg: DPOConfig, device: str) -> tuple[Any, Any]:
+    """Base policy (fp32 on CPU, bf16 on GPU unless set) and its tokenizer, via the shared loaders."""
+    from transformers import AutoModelForCausalLM
+
+    from alignment.generation.models import load_model, load_tokenizer
+    from alignment.presets import resolve
+
+    path = resolve(dcfg.model)
+    dtype = dcfg.dtype if dcfg.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
+    # Loaded on CPU: the Trainer (or accelerate, one process per GPU) places it.
+    model = load_model(AutoModelForCausalLM, path, dtype, "cpu")
+    return model, load_tokenizer(path)
+
+
+def drop_long_prompts(df: pd.DataFrame, tok: Any, limit: int) -> tuple[pd.DataFrame, int]:
+    """TRL 1.x has no prompt-length cap; a prompt that fills max_length leaves no response to learn from."""
+    if df.empty:
+        return df, 0
+    lengths = [len(tok(tok.apply_chat_template(list(p), tokenize=False, add_generation_prompt=True),
+                       add_special_tokens=False).input_ids) for p in df["prompt"]]
+    keep = [n <= limit for n in lengths]
+    return df[keep].reset_index(drop=True), len(keep) - sum(keep)
+
+
+def trl_args(dcfg: DPOConfig, ckpt_dir: Path, seed: int, device: str, has_valid: bool, quiet: bool) -> Any:
+    from trl import DPOConfig as TRLDPOConfig
+
+    strategy = "steps" if dcfg.eval_steps else "epoch"
+    bf16 = device == "cuda" and dcfg.dtype in ("auto", "bfloat16")
+    return TRLDPOConfig(
+        output_dir=str(ckpt_dir),
+        seed=seed,
+        data_seed=seed,
+        per_device_train_batch_size=dcfg.batch_size,
+        per_device_eval_batch_size=dcfg.batch_size,
+        gradient_accumulation_steps=dcfg.grad_accum,
+        num_train_epochs=dcfg.epochs,
+        learning_rate=dcfg.learning_rate,
+        beta=dcfg.beta,
+        max_length=dcfg.max_length,
+        eval_strategy=strategy if has_valid else "no",
+        eval_steps=dcfg.eval_steps,
+        save_strategy=strategy,
+        save_steps=dcfg.eval_steps or 500,
+        save_only_model=False,  # optimizer and scheduler state are what make a resume exact
+        logging_steps=1,
+        report_to="none",
+        use_cpu=device == "cpu",
+        bf16=bf16,
+        fp16=False,
+        gradient_checkpointing=dcfg.gradient_checkpointing,
+        disable_tqdm=quiet,
+        dataloader_num_workers=0,
+    )
+
+
+def to_dataset(df: pd.DataFrame) -> Any:
+    import datasets
+
+    return datasets.Dataset.from_list(
+        [{"prompt": list(map(dict, r.prompt)), "chosen": list(map(dict, r.chosen)), "rejected": list(map(dict, r.rejected))}
+         for r in df.itertuples()]
+    )
+
+
+def export_adapter(best: Path, adapter_dir: Path) -> None:
+    """Copy the best checkpoint's adapter into place whole (temporary folder + rename)."""
+    with atomic_dir(adapter_dir) as tmp:
+        for name in ADAPTER_FILES:
+            shutil.copy2(best / name, tmp / name)
+
+
+def train_key(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, seed: int) -> str:
+    fields = {k: v for k, v in to_dict(dcfg).items() if k in TRAIN_FIELDS}
+    data = {s: [(str(r.example_id), r.chosen[0]["content"], r.rejected[0]["content"]) for r in df.itertuples()]
+            for s, df in (("train", train), ("valid", valid))}
+    return config_hash({"fields": fields, "seed": seed, "data": data})
+
+
+def train_one(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, out_dir: Path, seed: int,
+              quiet: bool = False, callbacks: list[Any] | None = None) -> dict[str, Any]:
+    """Train (or resume, or skip when finished) one LoRA DPO run; returns its result record."""
+    key = train_key(dcfg, train, valid, seed)
+    result_file = out_dir / "result.json"
+    if read_key(out_dir) == key and result_file.is_file():
+        return {**json.loads(result_file.read_text()), "status": "skipped"}
+    if is_main_process():
+        keyed_dir(out_dir, key)  # another config's checkpoints must not be resumed
+    started = time.time()
+    if quiet:
+        import datasets
+
+        datasets.disable_progress_bars()
+    device = pick_device(dcfg.device)
+    model, tok = load_policy(dcfg, device)
+    train, n_long_t = drop_long_prompts(train, tok, dcfg.max_prompt_length)
+    valid, n_long_v = drop_long_prompts(valid, tok, dcfg.max_prompt_length)
+    if train.empty:
+        return {"status": "no_pairs", "dropped_long_prompts": n_long_t + n_long_v}
+    ckpt_dir = out_dir / "checkpoints"
+    found = checkpoints(ckpt_dir)
+    resume = found[max(found)] if found else None
+    trainer = build_trainer(dcfg, model, tok, train, valid, ckpt_dir, seed, device, quiet, callbacks or [])
+    trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    history = eval_history(trainer.state.log_history)
+    result: dict[str, Any] = {"status": "trained", "resumed_from": resume.name if resume else None}
+    if trainer.is_world_process_zero():
+        best = prune(ckpt_dir, trainer.state.log_history, keep_latest=False)
+        assert best is not None, "training saved no checkpoint"
+        export_adapter(ckpt_dir / f"checkpoint-{best}", out_dir / "adapter")
+        acc, loss = history.get(best, (float("nan"), float("nan")))
+        result |= {"best_step": best, "eval_reward_accuracy": acc, "eval_loss": loss,
+                   "steps": trainer.state.global_step, "train_pairs": len(train), "valid_pairs": len(valid),
+                   "dropped_long_prompts": n_long_t + n_long_v, "seconds": round(time.time() - started, 2), "device": device}
+        write_json(result_file, result)
+    return result
+
+
+def build_trainer(dcfg: DPOConfig, model: Any, tok: Any, train: pd.DataFrame, valid: pd.DataFrame, ckpt_dir: Path,
+                  seed: int, device: str, quiet: bool, callbacks: list[Any]) -> Any:
+    from peft import LoraConfig
+    from trl import DPOTrainer
+
+    lora = LoraConfig(r=dcfg.lora_r, lora_alpha=dcfg.lora_alpha, lora_dropout=dcfg.lora_dropout,
+                      target_modules=list(dcfg.target_modules), task_type="CAUSAL_LM")
+    return DPOTrainer(
+        model=model,
+        args=trl_args(dcfg, ckpt_dir, seed, device, not valid.empty, quiet),
+        train_dataset=to_dataset(train),
+        eval_dataset=to_dataset(valid) if not valid.empty else None,
+        processing_class=tok,
+        peft_config=lora,
+        callbacks=[keep_best_callback(), *callbacks],
+    )

@@ -1,0 +1,133 @@
+"""Transformers generation backend: batched, left-padded, chat template, one RNG per sample.
+
+Selected by `generation.backend: transformers` (`alignment generate CONFIG`). The decode loop
+is written here rather than calling `model.generate` because each sample needs its own
+`torch.Generator`: that is what makes a sample independent of its batch neighbours.
+
+Shared prefix (default, `TransformersGenerator(..., shared_prefix=True)` or the module-level
+`SHARED_PREFIX`): each distinct prompt of a batch is prefilled once (one prompt: at batch 1) and
+its KV cache repeated for each of its samples, so a long prompt is computed once, not N times.
+The samples are token-identical to the naive path with the same seeds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from alignment.generation.base import GENERATORS, Chat, GenerationConfig
+from alignment.generation.models import load_model, load_tokenizer
+from alignment.presets import resolve
+
+# Default for new generators; the benchmark and tests flip it per instance instead.
+SHARED_PREFIX = True
+
+
+def top_p_sample(logits: torch.Tensor, temperature: float, top_p: float, gens: list[torch.Generator]) -> torch.Tensor:
+    """Sample one token per row with its own generator after temperature and nucleus filtering."""
+    probs = torch.softmax(logits.float() / temperature, dim=-1)
+    sorted_p, order = probs.sort(dim=-1, descending=True)
+    # Keep the smallest prefix whose mass reaches top_p (the top token always survives).
+    drop = sorted_p.cumsum(-1) - sorted_p >= top_p
+    # Draw in vocabulary order, not sorted order: float noise from the batch shape (~1e-7) can
+    # swap two near-equal probabilities in the sort, which would change the token a seed picks.
+    probs = probs.masked_fill(torch.zeros_like(drop).scatter(1, order, drop), 0.0)
+    picks = [torch.multinomial(probs[i], 1, generator=g) for i, g in enumerate(gens)]
+    return torch.cat(picks)
+
+
+class TransformersGenerator:
+    """Holds a causal LM and its tokenizer."""
+
+    def __init__(
+        self, cfg: GenerationConfig, model: Any = None, tokenizer: Any = None, shared_prefix: bool | None = None
+    ) -> None:
+        self.cfg = cfg
+        self.shared_prefix = SHARED_PREFIX if shared_prefix is None else shared_prefix
+        path = resolve(cfg.model) if model is None or tokenizer is None else None
+        self.tokenizer = tokenizer or load_tokenizer(path, cfg.trust_remote_code)
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        if model is None:
+            from transformers import AutoModelForCausalLM
+
+            model = load_model(AutoModelForCausalLM, path, cfg.dtype, cfg.device, cfg.trust_remote_code)
+        self.model = model
+        eos = self.model.generation_config.eos_token_id
+        eos = eos if isinstance(eos, list) else [eos]
+        self.stop = {t for t in [*eos, self.tokenizer.eos_token_id] if t is not None}
+
+    @property
+    def model_id(self) -> str:
+        return self.cfg.model
+
+    def render(self, chat: Chat) -> str:
+        return self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+
+    def generate(self, chats: list[Chat], seeds: list[list[int]], greedy: bool = False) -> list[list[str]]:
+        rows = [(i, s) for i, ss in enumerate(seeds) for s in ss]
+        texts = [self.render(c) for c in chats]
+        out: list[list[str]] = [[] for _ in chats]
+        bs = self.cfg.batch_size
+        for start in range(0, len(rows), bs):
+            chunk = rows[start : start + bs]
+            decoded = self._decode([texts[i] for i, _ in chunk], [s for _, s in chunk], greedy)
+            for (i, _), text in zip(chunk, decoded, strict=True):
+                out[i].append(text)
+        return out
+
+    @torch.inference_mode()
+    def _decode(self, prompts: list[str], seeds: list[int], greedy: bool) -> list[str]:
+        """Prefill, then sample one row per seed; shared prefix prefills each distinct prompt once."""
+        dev = self.model.device
+        unique = list(dict.fromkeys(prompts)) if self.shared_prefix else prompts
+        enc = self.tokenizer(unique, return_tensors="pt", padding=True, add_special_tokens=False).to(dev)
+        attn = enc.attention_mask
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(input_ids=enc.input_ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1)
+        logits, cache = out.logits[:, -1, :], out.cache
+        if self.shared_prefix:
+            # Repeat each prompt's row (and its KV cache) once per sample of that prompt.
+            rows = torch.tensor([unique.index(p) for p in prompts], device=dev)
+            cache.batch_select_indices(rows)
+            logits, attn, pos = logits[rows], attn[rows], pos[rows]
+        return self._loop(logits, cache, attn, pos[:, -1:], seeds, greedy)
+
+    def _loop(
+        self, logits: torch.Tensor, cache: Any, attn: torch.Tensor, pos: torch.Tensor, seeds: list[int], greedy: bool
+    ) -> list[str]:
+        """Sample from `logits` (one row per sample), feed the token back, repeat; texts per row."""
+        cfg, tok, dev = self.cfg, self.tokenizer, self.model.device
+        gens = [torch.Generator(device="cpu").manual_seed(s) for s in seeds]
+        greedy = greedy or cfg.temperature == 0
+        done = torch.zeros(len(seeds), dtype=torch.bool)
+        stop = torch.tensor(sorted(self.stop))
+        new: list[torch.Tensor] = []
+        for step in range(cfg.max_new_tokens):
+            logits = logits.float().cpu()
+            nxt = logits.argmax(-1) if greedy else top_p_sample(logits, cfg.temperature, cfg.top_p, gens)
+            nxt = nxt.masked_fill(done, tok.pad_token_id)
+            new.append(nxt)
+            done |= torch.isin(nxt, stop)
+            if bool(done.all()) or step + 1 == cfg.max_new_tokens:  # no forward pass for nothing
+                break
+            attn = torch.cat([attn, torch.ones_like(attn[:, :1])], dim=1)
+            pos = pos + 1
+            out = self.model(input_ids=nxt[:, None].to(dev), attention_mask=attn, position_ids=pos, cache=cache, use_cache=True)
+            logits, cache = out.logits[:, -1, :], out.cache
+        tokens = torch.stack(new, dim=1) if new else torch.zeros((len(seeds), 0), dtype=torch.long)
+        return [self._text(row) for row in tokens.tolist()]
+
+    def _text(self, ids: list[int]) -> str:
+        for j, t in enumerate(ids):
+            if t in self.stop:
+                ids = ids[:j]
+                break
+        return self.tokenizer.decode(ids, skip_special_tokens=True).strip()
+
+
+@GENERATORS.register("transformers")
+def _make(cfg: GenerationConfig) -> TransformersGenerator:
+    return TransformersGenerator(cfg)

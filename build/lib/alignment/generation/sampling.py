@@ -1,0 +1,123 @@
+"""Sharded sampling: N samples per example for the original and the counterfactual prompt.
+
+Used by `alignment generate CONFIG --out runs/<name>` (`alignment.stages.generate`), the receipts
+runner and `alignment dpo-eval`. One row per (example_id, variant, sample): raw `text`, parsed
+`pred`, `valid`, `correct`. Work is cut into batches of whole prompts in a fixed order; each
+finished batch is committed as its own shard, so an interrupted run resumes at the first missing
+shard and never duplicates a row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from alignment.generation.base import (
+    GenerationConfig,
+    Generator,
+    chat_for,
+    make_generator,
+    sample_seed,
+)
+from alignment.store import read_parquet, write_parquet
+from alignment.tasks import parse_answer
+
+Parse = Callable[[str, list[str]], int | None]
+
+VARIANTS = ("orig", "cf")
+KEY_COLUMNS = ["example_id", "variant", "sample"]
+
+
+def plan_jobs(examples: pd.DataFrame, cfg: GenerationConfig) -> list[dict[str, Any]]:
+    """One job per (example, variant, decoding): the prompt and the seeds of its samples."""
+    jobs = []
+    for ex in examples.to_dict("records"):
+        for variant in VARIANTS:
+            prompt = ex["query"] if variant == "orig" else ex["cf_query"]
+            samples = list(range(cfg.n_samples)) + ([-1] if cfg.greedy else [])
+            for greedy in (False, True):
+                idx = [s for s in samples if (s < 0) == greedy]
+                if idx:
+                    jobs.append(
+                        {
+                            "example": ex,
+                            "variant": variant,
+                            "chat": chat_for(ex["system"], prompt),
+                            "samples": idx,
+                            "seeds": [sample_seed(cfg.seed, ex["id"], variant, s) for s in idx],
+                            "greedy": greedy,
+                        }
+                    )
+    # Sampled prompts first, greedy ones after: a batch never mixes the two decodings.
+    return sorted(jobs, key=lambda j: j["greedy"])
+
+
+def batches(jobs: list[dict[str, Any]], batch_size: int) -> list[list[dict[str, Any]]]:
+    """Group whole prompts so each batch holds about `batch_size` sequences (≥ one prompt)."""
+    out: list[list[dict[str, Any]]] = []
+    cur: list[dict[str, Any]] = []
+    size = 0
+    for job in jobs:
+        n = len(job["samples"])
+        if cur and (size + n > batch_size or job["greedy"] != cur[0]["greedy"]):
+            out.append(cur)
+            cur, size = [], 0
+        cur.append(job)
+        size += n
+    if cur:
+        out.append(cur)
+    return out
+
+
+def response_rows(batch: list[dict[str, Any]], texts: list[list[str]], parse: Parse = parse_answer) -> list[dict[str, Any]]:
+    rows = []
+    for job, outs in zip(batch, texts, strict=True):
+        ex = job["example"]
+        for s, seed, text in zip(job["samples"], job["seeds"], outs, strict=True):
+            pred = parse(text, list(ex["options"]))
+            rows.append(
+                {
+                    "example_id": ex["id"],
+                    "variant": job["variant"],
+                    "sample": s,
+                    "greedy": job["greedy"],
+                    "seed": seed,
+                    "text": text,
+                    "pred": pred,
+                    "valid": pred is not None,
+                    "correct": pred is not None and pred == int(ex["answer"]),
+                }
+            )
+    return rows
+
+
+def run_generation(
+    examples: pd.DataFrame,
+    cfg: GenerationConfig,
+    shard_dir: Path,
+    quiet: bool = False,
+    generator: Generator | Callable[[], Generator] | None = None,
+    desc: str = "generate",
+    parse: Parse = parse_answer,
+) -> pd.DataFrame:
+    """Generate every missing shard under `shard_dir`, then return all rows in a fixed order."""
+    work = batches(plan_jobs(examples, cfg), cfg.batch_size)
+    shard_dir.mkdir(parents=True, exist_ok=True)
+    missing = [i for i in range(len(work)) if not (shard_dir / f"part-{i:05d}.parquet").exists()]
+    gen = None
+    bar = tqdm(total=len(work), initial=len(work) - len(missing), desc=desc, unit="batch", disable=quiet)
+    for i in missing:
+        if gen is None:  # load the model only when there is work left
+            gen = generator() if callable(generator) else generator or make_generator(cfg)
+        batch = work[i]
+        texts = gen.generate([j["chat"] for j in batch], [j["seeds"] for j in batch], batch[0]["greedy"])
+        write_parquet(shard_dir / f"part-{i:05d}.parquet", response_rows(batch, texts, parse))
+        bar.update(1)
+    bar.close()
+    parts = [read_parquet(shard_dir / f"part-{i:05d}.parquet") for i in range(len(work))]
+    df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=KEY_COLUMNS)
+    return df.drop_duplicates(KEY_COLUMNS, keep="first").reset_index(drop=True)

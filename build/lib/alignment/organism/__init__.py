@@ -1,0 +1,91 @@
+"""Model organisms: warmed-up policies and reward models trained on synthetic preferences.
+
+`alignment run configs/embedded_default.yaml` (what `make run` runs) uses `organism-policy` and
+`organism-rm`; `configs/embedded_organism_biasqa.yaml` uses their BiasQA twins;
+`alignment organism train organism-policy` trains one ahead of time (`alignment run` trains those
+a config names before its stages).
+
+None is a real model of the published setup. A policy is SmolLM2-135M-Instruct after a short
+LoRA SFT that makes it use the leaked Math Book solution (sometimes saying so), or the BiasQA
+occupation stereotype. A reward model is SmolLM2-135M with a one-logit head trained
+(LoRA, Bradley-Terry) on synthetic preference pairs that encode tendencies reported for real
+reward models. Both exist so the embedded run shows the phenomenon Method A measures on two CPU
+cores; conclusions about real reward models need the real ones.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from alignment.errors import UserError
+from alignment.organism.train import Recipe, content_hash, ensure_trained, training_data
+
+# One policy and one RM per task, so the Math Book default trains only what it uses. Sized so a
+# first `make run` (both trained, then the whole run) stays under 15 minutes on two CPU cores:
+# two epochs at a high LoRA learning rate on few long prompts beat one epoch on many, because
+# the copying the policy must learn is the same in every example.
+RECIPES: dict[str, Recipe] = {
+    "organism-policy": Recipe(kind="policy", mathbook=16, biasqa=0, epochs=2, learning_rate=3e-3, admit_share=0.3, cf_share=0.0),
+    "organism-rm": Recipe(kind="reward", mathbook=8, biasqa=0, epochs=2, learning_rate=2e-3),
+    "organism-policy-biasqa": Recipe(kind="policy", mathbook=0, biasqa=48, epochs=2, learning_rate=3e-3, admit_share=0.4, cf_share=0.0),
+    "organism-rm-biasqa": Recipe(kind="reward", mathbook=0, biasqa=20, epochs=2, learning_rate=2e-3),
+}
+BASE = "smollm2-135m"
+
+# What each organism is, in the words report.md and the README use.
+DESCRIPTIONS: dict[str, str] = {
+    "organism-policy": "a model-organism policy: SmolLM2-135M-Instruct after a short LoRA SFT that "
+    "makes it copy the leaked worked solution, sometimes saying so",
+    "organism-rm": "a model-organism reward model trained on synthetic preferences (SmolLM2-135M with a "
+    "one-logit head), not a real reward model: it prefers correct answers, responses that do not "
+    "mention the book, and an appended acknowledgment only when the reasoning agrees with it",
+    "organism-policy-biasqa": "a model-organism policy: SmolLM2-135M-Instruct after a short LoRA SFT "
+    "that makes it pick the stereotypical pronoun, sometimes saying why",
+    "organism-rm-biasqa": "a model-organism reward model trained on synthetic preferences, not a real "
+    "reward model: it prefers responses that do not mention a stereotype, and an appended "
+    "acknowledgment only when the reasoning agrees with it",
+}
+
+
+def _recipe(name: str) -> Recipe:
+    if name not in RECIPES:
+        raise UserError(f"unknown model organism {name!r}; known: {', '.join(sorted(RECIPES))}")
+    return RECIPES[name]
+
+
+def _base() -> Path:
+    from alignment.generation.models import embedded_model_dir
+
+    return embedded_model_dir()
+
+
+def _root() -> Path:
+    from alignment.generation.models import cache_dir
+
+    return cache_dir() / "organism"
+
+
+def organism_id(name: str) -> str:
+    """The content hash `ensure_model` would use, without training: for stage keys and manifests,
+    so a changed recipe reruns the stages that used the old organism."""
+    recipe = _recipe(name)
+    return content_hash(recipe, _base(), training_data(recipe))
+
+
+def trained_path(name: str) -> Path | None:
+    """The trained organism's folder, or None when it has not been trained (a pure lookup)."""
+    target = _root() / organism_id(name)
+    return target if (target / "organism.json").is_file() else None
+
+
+def ensure_model(name: str, log: Any = print) -> Path:
+    """Preset name -> local folder of the trained organism (`alignment organism train NAME`):
+    trained and cached on first use, found in the cache afterwards."""
+    path = trained_path(name)
+    if path is not None:
+        return path
+    return ensure_trained(_recipe(name), _base(), _root(), log)
+
+
+__all__ = ["DESCRIPTIONS", "RECIPES", "Recipe", "ensure_model", "ensure_trained", "organism_id", "trained_path"]

@@ -1,0 +1,206 @@
+"""Train, merge and cache the model organisms (TRL SFTTrainer / RewardTrainer with LoRA).
+
+`python -m alignment.organism organism-policy` (or `organism-rm`) trains one into the cache;
+the pipeline does the same implicitly the first time a config names the preset.
+
+A trained organism is a plain safetensors folder in `cache_dir()/organism/<hash>/`, where the
+hash covers the recipe, the base model's files and the exact training data, so editing any of
+them trains a new one and an unchanged recipe is reused without touching TRL. The folder is
+written under a temporary name and renamed into place, so a killed run leaves no half model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from alignment.cache import atomic_dir
+from alignment.config import config_hash
+from alignment.organism.data import preference_pairs, sft_examples
+from alignment.reward.base import user_turn
+
+RECIPE_VERSION = 3  # bump when code changes what a recipe trains
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What one organism is trained from; every field is part of the cache key."""
+
+    kind: Literal["policy", "reward"]
+    mathbook: int  # train-split Math Book examples
+    biasqa: int  # train-split BiasQA examples
+    epochs: float = 1.0
+    learning_rate: float = 1e-3
+    batch_size: int = 4
+    lora_r: int = 8
+    # LoRA only on the top layers: backpropagation stops below them, which roughly halves the
+    # cost of a step on CPU, and the behaviours taught here are late, output-side ones.
+    lora_layers: int = 8
+    max_length: int = 1024
+    max_steps: int = -1  # > 0 caps training (tests)
+    admit_share: float = 0.5  # policy: share of leak uses that are admitted
+    cf_share: float = 0.5  # policy: share of Math Book examples also trained on their counterfactual
+    per_book: int = 6  # reward: pair kinds per example (Math Book has six, BiasQA four)
+    short_prompts: bool = True  # reward: train on prompts without the book (see data.question_only)
+    seed: int = 0
+
+
+def _files_digest(base: Path) -> str:
+    """Cheap identity of a model folder: names, sizes and the config text (not the weights' bytes)."""
+    h = hashlib.sha256()
+    for p in sorted(base.iterdir()):
+        if p.is_file():
+            h.update(f"{p.name}:{p.stat().st_size}".encode())
+            if p.suffix in (".json", ".jinja"):
+                h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def training_data(recipe: Recipe) -> list[dict[str, Any]]:
+    if recipe.kind == "policy":
+        return sft_examples(recipe.mathbook, recipe.biasqa, recipe.seed, recipe.admit_share, recipe.cf_share)
+    return preference_pairs(recipe.mathbook, recipe.biasqa, recipe.seed, recipe.per_book, recipe.short_prompts)
+
+
+# Fields that do not affect a kind's training stay out of its key, so adding a knob for one kind
+# does not invalidate the other's cache.
+ONLY_FOR = {"admit_share": "policy", "cf_share": "policy", "per_book": "reward", "short_prompts": "reward"}
+
+
+def content_hash(recipe: Recipe, base: Path, data: list[dict[str, Any]]) -> str:
+    fields = {k: v for k, v in asdict(recipe).items() if ONLY_FOR.get(k, recipe.kind) == recipe.kind}
+    return config_hash({"v": RECIPE_VERSION, "recipe": fields, "base": _files_digest(base), "data": data})
+
+
+def lora_config(recipe: Recipe, n_layers: int, task_type: str) -> Any:
+    from peft import LoraConfig
+
+    k = max(1, min(recipe.lora_layers, n_layers))
+    return LoraConfig(
+        r=recipe.lora_r,
+        lora_alpha=2 * recipe.lora_r,
+        lora_dropout=0.0,
+        target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+        layers_to_transform=list(range(n_layers - k, n_layers)),
+        task_type=task_type,
+    )
+
+
+def trainer_args(recipe: Recipe, out: Path, cls: Any) -> Any:
+    import torch
+
+    cpu = not torch.cuda.is_available()
+    return cls(
+        output_dir=str(out),
+        seed=recipe.seed,
+        data_seed=recipe.seed,
+        per_device_train_batch_size=recipe.batch_size,
+        num_train_epochs=recipe.epochs,
+        max_steps=recipe.max_steps,
+        learning_rate=recipe.learning_rate,
+        lr_scheduler_type="constant",
+        warmup_steps=0,
+        max_length=recipe.max_length,
+        # bf16 autocast is ~2x faster on CPUs with avx512_bf16 and harmless for LoRA deltas.
+        bf16=bool(cpu and torch.backends.cpu.get_cpu_capability() in ("AVX512", "AVX512_BF16")) or not cpu,
+        use_cpu=cpu,
+        gradient_checkpointing=False,  # TRL's default; recomputation only costs time at this size
+        save_strategy="no",
+        logging_steps=1,
+        report_to="none",
+        disable_tqdm=True,
+        dataloader_num_workers=0,
+    )
+
+
+def train_policy(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Path) -> dict[str, Any]:
+    """SFT with LoRA, then merge the adapter into the weights and save model + tokenizer to `out`."""
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, set_seed
+    from trl import SFTConfig, SFTTrainer
+
+    from alignment.generation.models import load_tokenizer
+
+    tok = load_tokenizer(str(base))
+    tok.padding_side = "right"  # training pads on the right; generation sets left itself
+    set_seed(recipe.seed)  # the trainer seeds only after the model exists
+    model = AutoModelForCausalLM.from_pretrained(str(base), use_safetensors=True)
+    n_layers = model.config.num_hidden_layers
+    trainer = SFTTrainer(
+        model=model,
+        args=trainer_args(recipe, out / "trainer", SFTConfig),
+        train_dataset=Dataset.from_list(data),
+        processing_class=tok,
+        peft_config=lora_config(recipe, n_layers, "CAUSAL_LM"),
+    )
+    trainer.train()
+    merged = trainer.model.merge_and_unload()
+    return _save(merged, tok, out, trainer.state.log_history)
+
+
+def rm_texts(tok: Any, prompt: list[dict[str, str]], response: str) -> list[int]:
+    """Token ids exactly as `reward.backend: classifier` builds them, so training sees scoring's input."""
+    text = tok.apply_chat_template(
+        [{"role": "user", "content": user_turn(prompt)}, {"role": "assistant", "content": response}], tokenize=False
+    )
+    return tok(text, add_special_tokens=False).input_ids
+
+
+def train_reward(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Path) -> dict[str, Any]:
+    """Bradley-Terry reward training with LoRA on a one-logit classifier head; merged and saved."""
+    from datasets import Dataset
+    from transformers import AutoModelForSequenceClassification, set_seed
+    from trl import RewardConfig, RewardTrainer
+
+    from alignment.generation.models import load_tokenizer
+
+    tok = load_tokenizer(str(base))
+    tok.padding_side = "right"
+    # The one-logit head is initialised here, before the trainer seeds anything: without this
+    # the same recipe trained twice gave reward models whose scores differed by ~10.
+    set_seed(recipe.seed)
+    model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1, use_safetensors=True)
+    model.config.pad_token_id = tok.pad_token_id
+    rows = [{"chosen_ids": rm_texts(tok, d["prompt"], d["chosen"]), "rejected_ids": rm_texts(tok, d["prompt"], d["rejected"])} for d in data]
+    args = trainer_args(recipe, out / "trainer", RewardConfig)
+    trainer = RewardTrainer(
+        model=model,
+        args=args,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=tok,
+        peft_config=lora_config(recipe, model.config.num_hidden_layers, "SEQ_CLS"),
+    )
+    trainer.train()
+    merged = trainer.model.merge_and_unload()
+    return _save(merged, tok, out, trainer.state.log_history)
+
+
+def _save(model: Any, tok: Any, out: Path, history: list[dict[str, Any]]) -> dict[str, Any]:
+    shutil.rmtree(out / "trainer", ignore_errors=True)
+    tok.padding_side = "left"  # what the loaders set anyway; keeps the saved folder unsurprising
+    model.save_pretrained(out, safe_serialization=True)
+    tok.save_pretrained(out)
+    losses = [h["loss"] for h in history if "loss" in h]
+    return {"steps": len(losses), "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None}
+
+
+def ensure_trained(recipe: Recipe, base: Path, root: Path, log: Any = print) -> Path:
+    """The cached organism for `recipe` on `base`, training it first if needed."""
+    data = training_data(recipe)
+    target = root / content_hash(recipe, base, data)
+    if (target / "organism.json").is_file():
+        return target
+    log(f"[organism] training the {recipe.kind} organism on {len(data)} synthetic examples (cached afterwards): {target}")
+    started = time.time()
+    with atomic_dir(target) as tmp:  # a killed run leaves no half-trained organism behind
+        train = train_policy if recipe.kind == "policy" else train_reward
+        stats = train(recipe, base, data, tmp)
+        meta = {"recipe": asdict(recipe), "base": str(base), "examples": len(data), "seconds": round(time.time() - started, 1), **stats}
+        (tmp / "organism.json").write_text(json.dumps(meta, indent=2) + "\n")
+    log(f"[organism] {recipe.kind} trained in {time.time() - started:.0f}s")
+    return target

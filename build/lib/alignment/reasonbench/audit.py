@@ -1,0 +1,199 @@
+"""`alignment reasonbench audit DIR`: re-execute every case and control of a built benchmark.
+
+Nothing stored is trusted. For each row the eight hybrids are executed again from the serialized
+states; the cube, endpoints, receipt (from the execution *and* by brute force over the stored
+cube), changed sources, category columns and the rendered prompt must all match. Controls must
+keep their relation to their original (permutation and distractor: same cube and receipt;
+inverse: cell T equals the original's cell {G,N,A} minus T). No unit may appear in two splits and
+no prompt in two splits. Exit status: 0 when every check is zero, 1 when the audit found
+problems, 2 when DIR cannot be read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from alignment.errors import UserError
+from alignment.reasonbench.build import FILE, MANIFEST, counts
+from alignment.reasonbench.cases import (
+    CUBE_KEYS,
+    SOURCES,
+    STRATA,
+    category,
+    changed_sources,
+    execute,
+    key_of,
+    receipt_keys,
+)
+from alignment.reasonbench.quotas import expected_counts
+from alignment.reasonbench.render import TEMPLATES, render
+from alignment.receipts import receipt_family
+
+REQUIRED = (
+    "id", "unit_id", "stratum", "split", "context", "old_state", "new_state", "changed", "cube",
+    "old_verdict", "new_verdict", "receipt", "prompt", "template", "source_order",
+    "receipt_category", "min_receipt_size", "ambiguous", "control_of", "control_type",
+)  # fmt: skip
+
+
+@dataclass
+class AuditReport:
+    rows: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    count_errors: list[str] = field(default_factory=list)
+    label_errors: list[str] = field(default_factory=list)
+    control_errors: list[str] = field(default_factory=list)
+    leaked_units: list[str] = field(default_factory=list)
+    prompt_overlap: int = 0
+    distributions: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    @property
+    def clean(self) -> bool:
+        return not (
+            self.count_errors or self.label_errors or self.control_errors
+            or self.leaked_units or self.prompt_overlap
+        )  # fmt: skip
+
+    def summary(self) -> str:
+        lines = [
+            f"rows audited: {self.rows}",
+            "counts: " + ", ".join(f"{k} {v}" for k, v in self.counts.items()),
+            f"count errors: {len(self.count_errors)}",
+            f"label errors: {len(self.label_errors)}",
+            f"control relation errors: {len(self.control_errors)}",
+            f"unit leakage across splits: {len(self.leaked_units)}",
+            f"prompt overlap across splits: {self.prompt_overlap}",
+        ]
+        for msg in (self.count_errors + self.label_errors + self.control_errors)[:20]:
+            lines.append(f"  {msg}")
+        for name, table in self.distributions.items():
+            lines += ["", f"{name}:", table.to_string()]
+        return "\n".join(lines)
+
+
+def load(directory: Path) -> pd.DataFrame:
+    path = Path(directory)
+    if not (path / FILE).exists():
+        raise UserError(f"{path}: no {FILE} (build it with `alignment reasonbench build`)")
+    try:
+        df = pd.read_parquet(path / FILE)
+    except Exception as e:  # pyarrow raises several types for damaged files
+        raise UserError(f"{path / FILE}: unreadable Parquet ({type(e).__name__})") from None
+    missing = [c for c in REQUIRED if c not in df.columns]
+    if missing:
+        raise UserError(f"{path / FILE}: missing column(s) {', '.join(missing)}")
+    return df
+
+
+def _check_row(row: Any) -> list[str]:
+    """Everything wrong with one row's labels (empty when it re-executes exactly)."""
+    try:
+        ctx, old, new = (json.loads(row[c]) for c in ("context", "old_state", "new_state"))
+        cube = json.loads(row["cube"])
+        cells, receipt = execute(row["stratum"], ctx, old, new)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+        return [f"not executable ({type(e).__name__}: {e})"]
+    stored = list(row["receipt"])
+    brute = receipt_keys(receipt_family(SOURCES, lambda t: cube[key_of(t)]))
+    problems = {
+        "cube": cube != cells or list(cube) != list(CUBE_KEYS),
+        "receipt": stored != receipt,
+        "receipt vs stored cube": stored != brute,
+        "old_verdict": row["old_verdict"] != cube.get(""),
+        "new_verdict": row["new_verdict"] != cube.get("GNA"),
+        "changed": list(row["changed"]) != changed_sources(old, new),
+        "receipt_category": row["receipt_category"] != category(stored),
+        "min_receipt_size": row["min_receipt_size"] != min(map(len, stored), default=0),
+        "ambiguous": bool(row["ambiguous"]) != (len(stored) > 1),
+        "prompt": row["template"] not in TEMPLATES
+        or row["prompt"]
+        != render(row["stratum"], ctx, old, new, row["template"], row["source_order"]),
+    }
+    return [name for name, bad in problems.items() if bad]
+
+
+def _check_control(ctrl: Any, orig: Any) -> str | None:
+    """The violated relation between a control and its original, if any."""
+    kind = ctrl["control_type"]
+    a, b = json.loads(ctrl["cube"]), json.loads(orig["cube"])
+    if ctrl["unit_id"] != orig["unit_id"] or ctrl["split"] != orig["split"]:
+        return "unit or split differs from the original"
+    if kind in ("permutation", "distractor"):
+        if a != b or list(ctrl["receipt"]) != list(orig["receipt"]):
+            return f"{kind} changed the cube or receipt"
+        if kind == "permutation" and (
+            ctrl["old_state"] != orig["old_state"] or ctrl["source_order"] == orig["source_order"]
+        ):
+            return "permutation is not a reordering of the same states"
+        return None
+    if kind == "inverse":
+        full = set(SOURCES)
+        if any(a[k] != b[key_of(full - set(k))] for k in CUBE_KEYS):
+            return "inverse cube is not the original cube mirrored"
+        if ctrl["old_state"] != orig["new_state"] or ctrl["new_state"] != orig["old_state"]:
+            return "inverse does not swap the states"
+        return None
+    return f"unknown control_type {kind!r}"
+
+
+def _controls(df: pd.DataFrame) -> list[str]:
+    errors = []
+    main = df[df["control_type"].isna()]
+    by_id = {r["id"]: r for r in main.to_dict("records")}
+    for r in df[df["control_type"].notna()].to_dict("records"):
+        orig = by_id.get(r["control_of"])
+        msg = "control_of names no main case" if orig is None else _check_control(r, orig)
+        if msg:
+            errors.append(f"{r['id']}: {msg}")
+    locked = main[main["split"] == "locked"]["id"]
+    have = df[df["control_type"].notna()].groupby("control_of")["control_type"].apply(set)
+    for cid in locked:
+        if have.get(cid, set()) != {"inverse", "permutation", "distractor"}:
+            errors.append(f"{cid}: locked example without its three controls")
+    return errors
+
+
+def distributions(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    main = df[df["control_type"].isna()]
+    by = [main["split"], main["stratum"]]
+    transition = main["old_verdict"] + ">" + main["new_verdict"]
+    return {
+        "min receipt size (0 = stable)": pd.crosstab(by, main["min_receipt_size"]),
+        "ambiguous receipts": pd.crosstab(by, main["ambiguous"]),
+        "verdict transitions": pd.crosstab(by, transition),
+        "changed sources": pd.crosstab(by, main["changed"].map("".join)),
+        "proof depth": pd.crosstab(by, main["depth"]) if "depth" in main else pd.DataFrame(),
+        "controls": pd.crosstab(df["split"], df["control_type"].fillna("main case")),
+    }
+
+
+def audit(directory: Path) -> AuditReport:
+    """Re-execute and cross-check every row under `directory` (see the module docstring)."""
+    df = load(directory)
+    report = AuditReport(rows=len(df), counts=counts(df))
+    for r in df.to_dict("records"):
+        if r["stratum"] not in STRATA:
+            report.label_errors.append(f"{r['id']}: unknown stratum {r['stratum']!r}")
+            continue
+        report.label_errors += [f"{r['id']}: {p}" for p in _check_row(r)]
+    report.control_errors = _controls(df)
+    splits = df.groupby("unit_id")["split"].nunique()
+    report.leaked_units = sorted(splits[splits > 1].index)
+    report.prompt_overlap = int((df.groupby("prompt")["split"].nunique() > 1).sum())
+    report.distributions = distributions(df)
+    try:
+        manifest = json.loads((Path(directory) / MANIFEST).read_text())
+        want = expected_counts(float(manifest["scale"]))
+        report.count_errors = [
+            f"{k}: {report.counts.get(k)} != {v} expected at scale {manifest['scale']}"
+            for k, v in want.items()
+            if report.counts.get(k) != v
+        ]
+    except (OSError, ValueError, KeyError):
+        report.count_errors = []  # no manifest: counts are reported, not checked
+    return report

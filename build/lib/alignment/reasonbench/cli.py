@@ -1,0 +1,49 @@
+"""`alignment reasonbench build --out DIR [--seed S] [--scale X]` and `alignment reasonbench audit DIR`.
+
+Thin wrappers over `build(BuildConfig) -> Path` and `audit(dir) -> AuditReport`. `audit` exits
+0 when clean, 1 when it found label errors, broken controls, unit leakage, prompt overlap or
+wrong counts, and 2 (like every `UserError`) when DIR cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from alignment.errors import UserError
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from alignment.reasonbench.build import BuildConfig, build
+
+    if args.workers is not None and args.workers < 1:
+        raise UserError(f"--workers must be at least 1, got {args.workers}")
+    build(BuildConfig(Path(args.out), args.seed, args.scale, args.quiet, args.workers))
+    return 0
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from alignment.reasonbench.audit import audit
+
+    report = audit(Path(args.dir))
+    print(report.summary())
+    print("audit: clean" if report.clean else "audit: FAILED")
+    return 0 if report.clean else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("reasonbench", help="build or audit the ReasonBench receipts benchmark")
+    rb = p.add_subparsers(dest="reasonbench_command", metavar="ACTION")
+    rb.required = True
+    b = rb.add_parser("build", help="generate cases, controls and splits as Parquet under DIR")
+    b.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    b.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    b.add_argument("--scale", type=float, default=1.0,
+                   help="fraction of the published sizes, in (0, 1] (default 1)")  # fmt: skip
+    b.add_argument("--workers", type=int, default=None,
+                   help="processes (default: one per CPU, at most 8; rows do not depend on it)")  # fmt: skip
+    b.add_argument("--quiet", action="store_true", help="no progress lines")
+    b.set_defaults(func=cmd_build)
+    a = rb.add_parser("audit", help="re-execute every row and check splits, controls, counts")
+    a.add_argument("dir", metavar="DIR", help="folder written by `reasonbench build`")
+    a.set_defaults(func=cmd_audit)

@@ -1,0 +1,165 @@
+"""The sections of `report.md`, formatting numbers computed by other stages.
+
+`alignment report CONFIG --out runs/<name>` (`alignment.stages.report`) reads the artifacts of build, generate, attribute,
+score, ack and bon (and DPO ones when present) and writes `report.md` with the headline table
+and links to the figures. Intervals come from `alignment.stats`; nothing is computed here that a
+stage or a statistics function does not already define.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from alignment.context import Context
+from alignment.stats import excludes_zero, holm, paired_bootstrap, wilson_interval
+from alignment.store import write_text
+from alignment.strategies import augmented_share
+
+
+def _pct(x: float) -> str:
+    return "n/a" if pd.isna(x) else f"{100 * x:.1f}%"
+
+
+def _ci(lo: float, hi: float) -> str:
+    return "n/a" if pd.isna(lo) else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def policy_section(resp: pd.DataFrame, metric: str) -> list[str]:
+    """Original vs counterfactual over all sampled responses, with the paired gap's interval."""
+    s = resp[resp["sample"] >= 0]
+    rows = []
+    for v in ("orig", "cf"):
+        g = s[s["variant"] == v]
+        lo, hi = wilson_interval(int(g["correct"].sum()), len(g))
+        rows.append({"prompt": v, "responses": len(g), "valid": _pct(g["valid"].mean()), metric: _pct(g["correct"].mean()), "95% CI": _ci(lo, hi)})
+    paired = s[s["variant"] == "orig"].merge(s[s["variant"] == "cf"], on=["example_id", "sample"], suffixes=("_o", "_c"))
+    out = ["## Policy: original vs counterfactual prompts", "", _md_table(pd.DataFrame(rows)), ""]
+    if len(paired):
+        gap = paired_bootstrap(
+            paired["correct_o"].astype(float).tolist(),
+            paired["correct_c"].astype(float).tolist(),
+            paired["example_id"].tolist(),
+        )
+        out += [
+            f"Gap orig − cf in {metric}: **{100 * gap.estimate:+.1f} points**, 95% CI "
+            f"{_ci(gap.low, gap.high)} (bootstrap over examples, {paired['example_id'].nunique()} examples).",
+            "",
+        ]
+    return out
+
+
+def organism_note(models: list[str | None]) -> list[str]:
+    """Name model organisms for what they are, so nobody reads their numbers as real models'."""
+    from alignment.organism import DESCRIPTIONS
+
+    named = [m for m in models if m in DESCRIPTIONS]
+    if not named:
+        return []
+    lines = ["**Model organisms.** " + " ".join(f"`{m}` is {DESCRIPTIONS[m]}." for m in named)]
+    return [*lines, "The numbers below describe these organisms; they say nothing about how often real "
+            "policies or reward models behave this way.", ""]
+
+
+def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
+    n_max = int(bon["N"].max())
+    top = bon[(bon["N"] == n_max) & (bon["prompt"] == "orig")]
+    sampled = attrib[attrib["sample"] >= 0]
+    rows = []
+    for r in top.itertuples(index=False):
+        rows.append(
+            {
+                "reward": r.reward,
+                f"{metric} (BoN-{n_max})": f"{_pct(r.metric)} ± {_pct(r.metric_se)}",
+                f"ack rate (BoN-{n_max})": f"{_pct(r.ack)} ± {_pct(r.ack_se)}",
+                "augmented share": _pct(augmented_share(sampled, r.reward)),
+            }
+        )
+    return [
+        "## Headline: best-of-N on original prompts",
+        "",
+        _md_table(pd.DataFrame(rows)),
+        "",
+        "± is one standard error over examples. *Augmented share*: share of sampled original "
+        "responses whose reward used the acknowledgment-appended score (D or C fired; the "
+        "expected variants show the mean weight p).",
+        "",
+    ]
+
+
+def _diff(r: Any, holm_p: float) -> str:
+    """A paired difference with its interval, its p and Holm-adjusted p; flagged when the
+    interval includes 0."""
+    flag = "" if excludes_zero(r.diff_low, r.diff_high) else " (includes 0)"
+    return f"{100 * r.diff:+.1f} pts {_ci(r.diff_low, r.diff_high)}, p = {r.diff_p:.3f} (Holm {holm_p:.3f}){flag}"
+
+
+def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "rm_c")) -> list[str]:
+    """Side by side: acknowledgment rate of the best-of-N pick under RM, RM_D and RM_C, and the
+    paired differences from RM, all with 95% intervals (computed by the bon stage)."""
+    cmp = cmp[cmp["reward"].isin(variants)]
+    if cmp.empty:
+        return []
+    # One family: every variant − rm comparison at every N shown.
+    tested = cmp[(cmp["reward"] != variants[0]) & cmp["diff"].notna()]
+    adjusted = dict(zip(zip(tested["N"], tested["reward"]), holm(tested["diff_p"].tolist()), strict=True))
+    level, diff = [], []
+    for n, g in cmp.groupby("N", sort=True):
+        by = {r.reward: r for r in g.itertuples(index=False)}
+        level.append({"N": n, **{v: f"{_pct(by[v].ack)} {_ci(by[v].ack_low, by[v].ack_high)}" for v in variants if v in by}})
+        diff.append({"N": n, **{f"{v} − rm": _diff(by[v], adjusted[n, v]) for v in variants[1:] if (n, v) in adjusted}})
+    return [
+        "## Acknowledgment under best-of-N: RM vs RM_D / RM_C",
+        "",
+        "Share of best-of-N picks on original prompts whose reasoning admits the protected feature "
+        f"(judge: see above), with 95% bootstrap intervals over examples ({int(cmp['examples'].max())} examples).",
+        "",
+        _md_table(pd.DataFrame(level)),
+        "",
+        "Paired difference from plain RM (same examples, same N-subsets; bootstrap over examples; "
+        "Holm adjusts the p-values over every comparison in this table):",
+        "",
+        _md_table(pd.DataFrame(diff)),
+        "",
+    ]
+
+
+def bon_section(bon: pd.DataFrame, metric: str) -> list[str]:
+    table = bon.assign(
+        **{metric: bon["metric"].map(_pct), "± se": bon["metric_se"].map(_pct), "ack": bon["ack"].map(_pct), "ack ± se": bon["ack_se"].map(_pct)}
+    )[["N", "prompt", "reward", metric, "± se", "ack", "ack ± se", "examples"]]
+    return ["## Best-of-N", "", "![best-of-N](bon/bon.png)", "", _md_table(table), ""]
+
+
+def write_report(ctx: Context, extra_sections: list[str] | None = None) -> Path:
+    task, run = ctx.task, ctx.run
+    metric = task.metric_label
+    resp = ctx.read("generate")
+    attrib, bon = ctx.read("attribute"), ctx.read("bon")
+    judge = run.manifest("ack") or {}
+    policy = (run.manifest("generate") or {}).get("models", {}).get("policy")
+    reward = (run.manifest("score") or {}).get("models", {}).get("reward")
+    lines = [
+        f"# Report: {run.path.name}",
+        "",
+        f"Task **{task.name}**; metric: {metric}{task.metric_note}. Policy: `{policy}`; reward model: `{reward}`; "
+        f"acknowledgment judge: `{judge.get('judge')}`.",
+        "",
+    ]
+    cmp_path = run.stage("bon") / "ack_comparison.csv"
+    cmp = pd.read_csv(cmp_path) if cmp_path.is_file() else pd.DataFrame(columns=["reward"])
+    lines += organism_note([policy, reward])
+    lines += headline(bon, attrib, metric) + policy_section(resp, metric) + ack_section(cmp) + bon_section(bon, metric)
+    lines += extra_sections or []
+    path = run.path / "report.md"
+    write_text(path, "\n".join(lines) + "\n")
+    return path

@@ -1,0 +1,186 @@
+"""The runner: the stage table, stage keys, skipping, timing and manifests (`alignment run CONFIG`).
+
+A stage is a plain function `fn(section, ctx) -> counts` of its own typed config section and a
+`Context` (run dir, task object, quiet flag, the other sections it declared). The runner alone
+computes keys, skips a stage whose key is unchanged, times it and writes its manifest. A stage's
+key hashes exactly the config sections it declares (the task section always: every stage may use
+the task object) and the keys of the stages it reads, so editing one section reruns that stage
+and everything downstream, and nothing else.
+
+Called from Python, a stage needs no key: `generate(GenerationConfig(...), Context(RunDir(p),
+TASKS.get("mathbook")))` works on a run dir; `run_stage(name, cfg, run)` does what the CLI does.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from alignment.config import config_hash, to_dict
+from alignment.context import Context
+from alignment.errors import UserError, did_you_mean
+from alignment.run_config import RunConfig
+from alignment.store import RunDir, write_text
+from alignment.tasks import TASKS
+
+
+def _always(cfg: RunConfig) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    fn: Callable[[Any, Context], dict[str, int]]
+    section: str | None  # the config section passed as the first argument
+    reads: tuple[str, ...] = ()  # further sections, through ctx.section
+    inputs: tuple[str, ...] = ()  # stages whose artifacts it reads
+    enabled: Callable[[RunConfig], bool] = _always
+    optional: tuple[str, ...] = ()  # read when present (keyed then), not required
+
+    def sections(self) -> list[str]:
+        names = ["task", *([self.section] if self.section else []), *self.reads]
+        return list(dict.fromkeys(names))
+
+
+def _stages() -> list[Stage]:
+    from alignment.stages import (
+        ack,
+        attribute,
+        bon,
+        build,
+        dpo_eval,
+        dpo_pairs,
+        dpo_train,
+        generate,
+        receipts,
+        report,
+        score,
+    )
+
+    def receipts_on(c: RunConfig) -> bool:
+        return c.attribution.receipts
+
+    return [
+        Stage("build", build.build, "task"),
+        Stage("generate", generate.generate, "generation", inputs=("build",)),
+        Stage("receipts", receipts.receipts, "attribution", ("generation",), ("build", "generate"), receipts_on),
+        Stage("attribute", attribute.attribute, "attribution", inputs=("generate",)),
+        Stage("score", score.score, "reward", inputs=("build", "generate", "attribute")),
+        Stage("ack", ack.ack, "judge", inputs=("generate",)),
+        Stage("bon", bon.bon, "bon", inputs=("generate", "score", "ack")),
+        Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score")),
+        Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",)),
+        Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-train")),
+        Stage("report", report.report, None, inputs=("attribute", "bon"), optional=("dpo-eval",)),
+    ]
+
+
+STAGE_NAMES = ("build", "generate", "receipts", "attribute", "score", "ack", "bon", "dpo-pairs", "dpo-train", "dpo-eval", "report")
+
+
+def get_stage(name: str) -> Stage:
+    for s in _stages():
+        if s.name == name:
+            return s
+    raise UserError(f"unknown stage {name!r}{did_you_mean(name, STAGE_NAMES)}")
+
+
+def stage_inputs(stage: Stage, cfg: RunConfig) -> list[str]:
+    """Declared inputs, plus `receipts` for attribute when receipts are on."""
+    extra = ["receipts"] if stage.name == "attribute" and cfg.attribution.receipts else []
+    return [*stage.inputs, *extra]
+
+
+def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
+    parts: dict[str, Any] = {s: to_dict(getattr(cfg, s)) for s in stage.sections()}
+    parts["inputs"] = {name: run.key(name) for name in stage_inputs(stage, cfg)}
+    parts["inputs"] |= {name: key for name in stage.optional if (key := run.key(name)) is not None}
+    organisms = sorted(organism_names(parts))
+    if organisms:
+        # A preset name says nothing about what was trained: key on the organism's content hash
+        # so a changed recipe reruns the stages that used the old organism.
+        from alignment.organism import organism_id
+
+        parts["organisms"] = {name: organism_id(name) for name in organisms}
+    if "judge" in parts:
+        # The keyword rules are code, not config: a rule fix must relabel cached responses.
+        from alignment.judge.keyword import rules_id
+
+        parts["judge_rules"] = rules_id()
+    return config_hash({"stage": stage.name, **parts})
+
+
+def organism_names(value: Any) -> set[str]:
+    """Model-organism preset names anywhere in a (nested) config dict.
+
+    >>> sorted(organism_names({"generation": {"model": "organism-policy"}, "x": ["organism-rm", 3]}))
+    ['organism-policy', 'organism-rm']
+    """
+    if isinstance(value, str):
+        return {value} if value.startswith("organism-") else set()
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list | tuple):
+        return set().union(*(organism_names(v) for v in value)) if value else set()
+    return set()
+
+
+def ensure_organisms(cfg: RunConfig, log: Callable[[str], None] = print, stages: list[str] | None = None) -> None:
+    """The explicit, cached step `alignment run` takes before its stages: train every model
+    organism named in the sections of the stages about to run (`alignment organism train NAME`
+    does one)."""
+    sections = {sec for name in (stages or STAGE_NAMES) for sec in get_stage(name).sections()}
+    names = sorted(organism_names({s: to_dict(getattr(cfg, s)) for s in sections}))
+    if names:
+        from alignment.organism import ensure_model
+
+        for name in names:
+            ensure_model(name, log)
+
+
+def prepare_run_dir(cfg: RunConfig, out: str | Path | None) -> RunDir:
+    run = RunDir(out or Path("runs") / cfg.name)
+    run.path.mkdir(parents=True, exist_ok=True)
+    write_text(run.path / "config.yaml", yaml.safe_dump(to_dict(cfg), sort_keys=False))
+    return run
+
+
+def context(stage: Stage, cfg: RunConfig, run: RunDir, quiet: bool = False, key: str | None = None) -> Context:
+    return Context(run, TASKS.get(cfg.task.name), quiet, key, {s: getattr(cfg, s) for s in stage.sections()})
+
+
+def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: Callable[[str], None] = print) -> bool:
+    """Run one stage unless its key is unchanged; returns True when it ran."""
+    stage = get_stage(name)
+    if not stage.enabled(cfg):
+        if not quiet:
+            log(f"[{stage.name}] off in this config, skipped")
+        return False
+    for dep in stage_inputs(stage, cfg):
+        run.require(dep)
+    key = stage_key(stage, cfg, run)
+    if run.is_done(stage.name, key):
+        if not quiet:
+            log(f"[{stage.name}] up to date, skipped")
+        return False
+    run.invalidate(stage.name)  # no old manifest may vouch for data rewritten below
+    started = time.time()
+    ctx = context(stage, cfg, run, quiet, key)
+    counts = stage.fn(getattr(cfg, stage.section) if stage.section else None, ctx)
+    manifest = run.finish(stage.name, key, started, counts, models=ctx.models, extra=ctx.extra)
+    if not quiet:
+        log(f"[{stage.name}] done in {manifest['seconds']:.1f}s: {manifest['rows']}")
+    return True
+
+
+def run_all(cfg: RunConfig, run: RunDir, quiet: bool = False, stages: list[str] | None = None) -> None:
+    names = [n for n in STAGE_NAMES if stages is None or n in stages]
+    ensure_organisms(cfg, (lambda m: None) if quiet else print, names)
+    for name in names:
+        run_stage(name, cfg, run, quiet)

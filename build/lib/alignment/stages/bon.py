@@ -1,0 +1,32 @@
+"""`alignment bon CONFIG --out DIR`: best-of-N curves and the acknowledgment comparison.
+
+Reads `generate/`, `score/` and `ack/`, writes `bon/bon.csv` (and `data.parquet`),
+`bon/per_example.parquet`, `bon/ack_comparison.csv` and `bon/bon.png` (`alignment.bon`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from alignment.bon import BonConfig, ack_comparison, per_example, plot, summarize
+from alignment.context import Context
+from alignment.store import write_parquet, write_text
+
+
+def bon_table(ctx: Context) -> pd.DataFrame:
+    """One row per response: its correctness, validity, rewards and acknowledgment."""
+    keys = ["example_id", "variant", "sample"]
+    resp = ctx.read("generate")[keys + ["correct", "valid"]]
+    return resp.merge(ctx.read("score"), on=keys).merge(ctx.read("ack")[keys + ["ack"]], on=keys)
+
+
+def bon(cfg: BonConfig, ctx: Context) -> dict[str, int]:
+    per = per_example(bon_table(ctx), cfg)
+    df = summarize(per)
+    folder = ctx.folder("bon")
+    write_text(folder / "bon.csv", df.to_csv(index=False))
+    write_parquet(folder / "data.parquet", df)
+    write_parquet(folder / "per_example.parquet", per)
+    write_text(folder / "ack_comparison.csv", ack_comparison(per).to_csv(index=False))
+    plot(df, ctx.task.metric_label, folder / "bon.png")
+    return {"rows": len(df)}

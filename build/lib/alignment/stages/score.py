@@ -1,0 +1,43 @@
+"""`alignment score CONFIG --out DIR`: plain, augmented and per-strategy rewards for every response.
+
+Reads `build/`, `generate/` and `attribute/`, writes `score/data.parquet` with `reward_plain`,
+`reward_augmented` (the task's acknowledgment sentence appended; original responses only), the
+receipt-worded `reward_receipt` when receipts are on, and one column per strategy
+(`alignment.strategies`). Each example is committed as its own shard, so an interrupted run
+resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from alignment.context import Context
+from alignment.receipts.records import disclaimer
+from alignment.reward.base import RewardConfig, RewardModel, make_reward_model
+from alignment.reward.scoring import final_rewards, receipt_suffixes, score_example
+from alignment.store import read_parquet, write_parquet
+
+
+def score(cfg: RewardConfig, ctx: Context, rm: RewardModel | None = None) -> dict[str, int]:
+    examples = ctx.read("build").set_index("id", drop=False)
+    responses, attrib = ctx.read("generate"), ctx.read("attribute")
+    shards = ctx.shards("score", cfg, ("build", "generate", "attribute"))
+    suffix = ctx.task.ack_suffix()
+    words = partial(disclaimer, ctx.task.name)
+    ids = sorted(responses["example_id"].unique())
+    for i, ex_id in enumerate(tqdm(ids, desc="score", unit="example", disable=ctx.quiet)):
+        path = shards / f"part-{i:05d}.parquet"
+        if path.exists():
+            continue
+        rm = rm or make_reward_model(cfg)
+        group = responses[responses["example_id"] == ex_id]
+        rows = score_example(rm, examples.loc[ex_id].to_dict(), group, suffix, receipt_suffixes(words, attrib, ex_id))
+        write_parquet(path, rows)
+    scores = pd.concat([read_parquet(shards / f"part-{i:05d}.parquet") for i in range(len(ids))], ignore_index=True)
+    df = final_rewards(scores, attrib)
+    write_parquet(ctx.folder("score") / "data.parquet", df)
+    ctx.models["reward"] = cfg.model
+    return {"responses": len(df)}

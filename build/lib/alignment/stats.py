@@ -1,0 +1,248 @@
+"""Statistics as pure functions (doctested); reports only format what these compute.
+
+Imported by the stages (`bon`, `report`, `dpo-eval`, audits); no command of its own.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from alignment.errors import UserError
+
+
+def mean_se(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and standard error of the mean (0 for fewer than two values).
+
+    >>> mean_se([1.0, 0.0, 1.0, 0.0])
+    (0.5, 0.288...)
+    """
+    n = len(values)
+    if n == 0:
+        return float("nan"), float("nan")
+    m = sum(values) / n
+    if n < 2:
+        return m, 0.0
+    var = sum((v - m) ** 2 for v in values) / (n - 1)
+    return m, math.sqrt(var / n)
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion (95% by default).
+
+    >>> lo, hi = wilson_interval(8, 10)
+    >>> round(lo, 3), round(hi, 3)
+    (0.49, 0.943)
+    >>> wilson_interval(0, 0)
+    (nan, nan)
+    """
+    if n == 0:
+        return float("nan"), float("nan")
+    from scipy.stats import binomtest, norm
+
+    ci = binomtest(successes, n).proportion_ci(confidence_level=2 * norm.cdf(z) - 1, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+# --- Hierarchical bootstrap and multiplicity -------------------------------------------------
+#
+# Scheme (crossed two-way cluster bootstrap). Observations carry a training seed and an
+# independent unit (a clause, a logical world: examples and prompts inside a unit are not
+# independent). One replicate draws the seeds with replacement and, independently, the units with
+# replacement, and keeps every observation of every drawn (seed, unit) cell, with multiplicity
+# (seed draws × unit draws). The statistic is a ratio of sums, Σ values / Σ denominators (the mean
+# when denominators are all 1), so conditional rates such as reason debt (wrong-and-accepted over
+# accepted) resample correctly. Seeds are drawn once per replicate and shared by all units because
+# every seed's model is evaluated on every unit: a bad seed moves all units together. In the
+# paired version both methods share the same draws, so seed i of A stays paired with seed i of B.
+
+_CHUNK = 256
+
+
+@dataclass(frozen=True)
+class BootstrapResult:
+    """Point estimate on the full data, percentile interval, bootstrap SE and (paired) p-value."""
+
+    estimate: float
+    low: float
+    high: float
+    se: float
+    replicates: int
+    p_value: float | None = None
+
+
+def _cells(
+    n: int, units: Sequence[Hashable], seeds: Sequence[Hashable] | None
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    if n == 0:
+        raise UserError("the bootstrap needs at least one observation")
+    if len(units) != n or (seeds is not None and len(seeds) != n):
+        raise UserError("values, units and seeds must have one entry per observation")
+    si, s = _index([0] * n if seeds is None else seeds)
+    ui, u = _index(units)
+    return si, ui, s, u
+
+
+def _index(keys: Sequence[Hashable]) -> tuple[np.ndarray, int]:
+    """Dense integer codes for arbitrary hashable labels, in first-seen order."""
+    codes: dict[Hashable, int] = {}
+    out = np.fromiter((codes.setdefault(k, len(codes)) for k in keys), dtype=np.intp)
+    return out, len(codes)
+
+
+def _table(values: Sequence[float], si: np.ndarray, ui: np.ndarray, s: int, u: int) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    if arr.shape != si.shape or not np.all(np.isfinite(arr)):
+        raise UserError("values and denominators must be finite numbers, one per observation")
+    out = np.zeros((s, u))
+    np.add.at(out, (si, ui), arr)
+    return out
+
+
+def _replicate_ratios(
+    tables: list[tuple[np.ndarray, np.ndarray]], replicates: int, seed: int
+) -> np.ndarray:
+    """Ratio-of-sums statistic for each table pair under shared draws: shape (len(tables), B)."""
+    rng = np.random.default_rng(seed)
+    s, u = tables[0][0].shape
+    out = np.empty((len(tables), replicates))
+    for start in range(0, replicates, _CHUNK):
+        b = min(_CHUNK, replicates - start)
+        ws = rng.multinomial(s, np.full(s, 1 / s), size=b).astype(float)
+        wu = rng.multinomial(u, np.full(u, 1 / u), size=b).astype(float)
+        for k, (num, den) in enumerate(tables):
+            top = np.einsum("bs,su,bu->b", ws, num, wu)
+            bottom = np.einsum("bs,su,bu->b", ws, den, wu)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out[k, start : start + b] = top / bottom
+    return out
+
+
+def _check_options(replicates: int, confidence: float) -> None:
+    if replicates < 1:
+        raise UserError(f"replicates must be at least 1, got {replicates}")
+    if not 0 < confidence < 1:
+        raise UserError(f"confidence must lie in (0, 1), got {confidence}")
+
+
+def _summary(reps: np.ndarray, confidence: float) -> tuple[float, float, float]:
+    """Percentile interval and SE over the replicates where the ratio is defined."""
+    finite = reps[np.isfinite(reps)]
+    if finite.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    alpha = (1 - confidence) / 2
+    low, high = np.percentile(finite, [100 * alpha, 100 * (1 - alpha)])
+    se = float(finite.std(ddof=1)) if finite.size > 1 else 0.0
+    return float(low), float(high), se
+
+
+def hierarchical_bootstrap(
+    values: Sequence[float],
+    units: Sequence[Hashable],
+    seeds: Sequence[Hashable] | None = None,
+    denominators: Sequence[float] | None = None,
+    replicates: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> BootstrapResult:
+    """Σ values / Σ denominators with a crossed seed × unit bootstrap percentile interval.
+
+    Deterministic for a given `seed`. Without `seeds` it is a cluster bootstrap over units.
+
+    >>> r = hierarchical_bootstrap([1, 1, 0, 1, 1, 0, 1, 0], units=[0, 0, 1, 1, 2, 2, 3, 3],
+    ...                            seeds=[0, 1, 0, 1, 0, 1, 0, 1], replicates=500)
+    >>> r.estimate, r.low <= r.estimate <= r.high
+    (0.625, True)
+    >>> r == hierarchical_bootstrap([1, 1, 0, 1, 1, 0, 1, 0], [0, 0, 1, 1, 2, 2, 3, 3],
+    ...                             [0, 1, 0, 1, 0, 1, 0, 1], replicates=500)
+    True
+    """
+    _check_options(replicates, confidence)
+    si, ui, s, u = _cells(len(values), units, seeds)
+    num = _table(values, si, ui, s, u)
+    den = _table([1.0] * len(values) if denominators is None else denominators, si, ui, s, u)
+    if den.sum() == 0:
+        raise UserError("the denominators sum to zero: the statistic is undefined")
+    reps = _replicate_ratios([(num, den)], replicates, seed)[0]
+    low, high, se = _summary(reps, confidence)
+    return BootstrapResult(float(num.sum() / den.sum()), low, high, se, replicates)
+
+
+def paired_bootstrap(
+    values_a: Sequence[float],
+    values_b: Sequence[float],
+    units: Sequence[Hashable],
+    seeds: Sequence[Hashable] | None = None,
+    denominators_a: Sequence[float] | None = None,
+    denominators_b: Sequence[float] | None = None,
+    replicates: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> BootstrapResult:
+    """Difference A − B of two methods scored on the same observations, with shared draws.
+
+    Row i of A and of B is the same example under the same seed index. The two-sided p-value is
+    the smallest level whose percentile interval excludes 0, min(1, 2·min(P*(d ≤ 0), P*(d ≥ 0))),
+    each share counted with +1 in numerator and denominator so it is never 0.
+
+    >>> a = [1, 1, 1, 1, 1, 1, 1, 0]
+    >>> b = [0, 1, 0, 1, 0, 1, 0, 0]
+    >>> r = paired_bootstrap(a, b, units=[0, 0, 1, 1, 2, 2, 3, 3], replicates=500)
+    >>> r.estimate, r.low > 0, r.p_value < 0.05
+    (0.5, True, True)
+    """
+    if len(values_a) != len(values_b):
+        raise UserError(f"paired values differ in length: {len(values_a)} vs {len(values_b)}")
+    _check_options(replicates, confidence)
+    si, ui, s, u = _cells(len(values_a), units, seeds)
+    ones = [1.0] * len(values_a)
+    den_a = ones if denominators_a is None else denominators_a
+    den_b = ones if denominators_b is None else denominators_b
+    tables = [
+        (_table(values_a, si, ui, s, u), _table(den_a, si, ui, s, u)),
+        (_table(values_b, si, ui, s, u), _table(den_b, si, ui, s, u)),
+    ]
+    if any(den.sum() == 0 for _, den in tables):
+        raise UserError("the denominators sum to zero: the statistic is undefined")
+    point = float(np.subtract(*[num.sum() / den.sum() for num, den in tables]))
+    ratios = _replicate_ratios(tables, replicates, seed)
+    diffs = ratios[0] - ratios[1]
+    low, high, se = _summary(diffs, confidence)
+    finite = diffs[np.isfinite(diffs)]
+    below = (np.sum(finite <= 0) + 1) / (finite.size + 1)
+    above = (np.sum(finite >= 0) + 1) / (finite.size + 1)
+    p = float(min(1.0, 2 * min(below, above)))
+    return BootstrapResult(point, low, high, se, replicates, p)
+
+
+def excludes_zero(low: float, high: float) -> bool:
+    """Whether an interval [low, high] lies entirely on one side of 0.
+
+    >>> excludes_zero(0.1, 0.4), excludes_zero(-0.2, 0.3), excludes_zero(-0.5, -0.1)
+    (True, False, True)
+    """
+    return low > 0 or high < 0
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm step-down adjusted p-values (family-wise error control), in the input order.
+
+    >>> holm([0.01, 0.04, 0.03])
+    [0.03, 0.06, 0.06]
+    >>> holm([])
+    []
+    """
+    for p in p_values:
+        if not 0 <= p <= 1:
+            raise UserError(f"p-values must lie in [0, 1], got {p}")
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted

@@ -1,0 +1,84 @@
+"""Tasks: objects that own a dataset's prompts, parsing, metric and judge lexicon (`alignment build`).
+
+A `Task` turns a `TaskConfig` into example rows (id, unit_id, split, system, query, cf_query,
+template, sources, answer, options, category), parses a response's answer, names its metric and
+the metric's label, reads its acknowledgment sentence from `prompts/<name>_ack.txt`, chooses the
+splits of a local data folder, and names the keyword-judge lexicon that labels its responses.
+Register a new task once (`TASKS.register(name)(Task(...))`) and every stage, config and CLI
+command accepts it; nothing else needs editing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alignment.registry import Registry
+from alignment.tasks import biasqa, mathbook
+from alignment.tasks.base import (
+    TaskConfig,
+    load_prompt,
+    parse_answer,
+    protected_source,
+    render_hybrid,
+)
+
+
+def _json_splits(data_dir: Path) -> list[str]:
+    """AQuA-RAT layout: one `<split>.json` per split."""
+    return sorted(p.stem for p in data_dir.glob("*.json"))
+
+
+def _occupation_splits(data_dir: Path) -> list[str]:
+    """Winogender has no splits of its own; occupations are split into train and test."""
+    return ["train", "test"]
+
+
+@dataclass(frozen=True)
+class Task:
+    """Everything that differs between datasets; stages ask the task instead of its name."""
+
+    name: str
+    build: Callable[[TaskConfig], list[dict[str, Any]]]
+    metric: str  # what `correct` means: accuracy, or stereotype_rate (BiasQA)
+    metric_label: str  # how reports name the metric
+    metric_note: str = ""  # a sentence of context after the metric's name in reports
+    parse: Callable[[str, list[str]], int | None] = parse_answer
+    local_splits: Callable[[Path], list[str]] = _json_splits
+    # Which judge definition labels this task's responses: the keyword lexicon and the LLM
+    # judge's prompt (`prompts/judge_<judge_as>.txt`). A task without one cannot be judged
+    # by rules, and says so instead of borrowing another task's rules silently.
+    judge_as: str | None = None
+    feature: str = "the protected feature"  # the feature, in words (reports, labelling pages)
+    ack_text: str | None = None  # the acknowledgment sentence; None: prompts/<name>_ack.txt
+
+    def ack_sentence(self) -> str:
+        return self.ack_text if self.ack_text is not None else load_prompt(f"{self.name}_ack")
+
+    def ack_suffix(self) -> str:
+        """What the augmented score appends to a response: a blank line and the sentence."""
+        return "\n\n" + self.ack_sentence()
+
+
+TASKS: Registry[Task] = Registry("task")
+TASKS.register("mathbook")(
+    Task("mathbook", mathbook.build, "accuracy", "accuracy", judge_as="mathbook",
+         feature="the book's worked solution of the query problem")
+)
+TASKS.register("biasqa")(
+    Task("biasqa", biasqa.build, "stereotype_rate", "stereotype rate",
+         " (share of answers equal to the stereotypical option; 50% is unbiased)",
+         local_splits=_occupation_splits, judge_as="biasqa",
+         feature="a gender stereotype about the occupation")
+)
+
+__all__ = [
+    "TASKS",
+    "Task",
+    "TaskConfig",
+    "parse_answer",
+    "protected_source",
+    "render_hybrid",
+]

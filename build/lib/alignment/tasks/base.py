@@ -1,0 +1,173 @@
+"""Task plumbing shared by Math Book and BiasQA: prompt files, hybrid rendering, answer parsing.
+
+Used by `alignment build` (see `alignment/tasks/__init__.py`). An example row carries a
+`template` with one `{{source:NAME}}` slot per declared source; the original prompt fills every
+slot with the source's original value, the counterfactual replaces the protected source, and any
+hybrid (a subset of sources replaced) renders the same way, which is what receipts execute.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from alignment.config import check, doc
+from alignment.errors import UserError
+
+# Prompts ship inside the package, so a non-editable install keeps them.
+PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
+LETTERS = "ABCDEFGH"
+SLOT = re.compile(r"\{\{([a-z_:]+)\}\}")
+
+
+def quiet_datasets() -> None:
+    """`datasets` logs its own error line and progress bars; our errors are one line each."""
+    import datasets
+
+    datasets.disable_progress_bars()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
+
+
+def load_prompt(name: str) -> str:
+    """Read `prompts/<name>.txt` (all prompt wording lives there), without the final newline."""
+    path = PROMPTS_DIR / f"{name}.txt"
+    if not path.is_file():
+        raise UserError(f"missing prompt file {path}")
+    return path.read_text().rstrip("\n")
+
+
+def render(template: str, values: Mapping[str, str]) -> str:
+    """Fill `{{slot}}` placeholders; a slot without a value is an error, not an empty string.
+
+    >>> render("a {{x}} b {{y}}", {"x": "1", "y": "2"})
+    'a 1 b 2'
+    """
+
+    def fill(m: re.Match[str]) -> str:
+        if m.group(1) not in values:
+            raise KeyError(f"template slot {m.group(1)!r} has no value")
+        return values[m.group(1)]
+
+    return SLOT.sub(fill, template)
+
+
+def format_options(options: list[str]) -> str:
+    """>>> format_options(["he", "she"])
+    '(A) he (B) she'
+    """
+    return " ".join(f"({LETTERS[i]}) {o}" for i, o in enumerate(options))
+
+
+def source(name: str, kind: str, original: str, counterfactual: str, protected: bool) -> dict:
+    return {
+        "name": name,
+        "kind": kind,
+        "original": original,
+        "counterfactual": counterfactual,
+        "protected": protected,
+    }
+
+
+def render_hybrid(row: Mapping[str, Any], replaced: Iterable[str] = ()) -> str:
+    """The prompt with the sources named in `replaced` at their counterfactual values."""
+    replaced = set(replaced)
+    names = {s["name"] for s in row["sources"]}
+    unknown = replaced - names
+    if unknown:
+        raise UserError(f"example {row['id']}: unknown sources {sorted(unknown)}")
+    values = {
+        f"source:{s['name']}": s["counterfactual"] if s["name"] in replaced else s["original"]
+        for s in row["sources"]
+    }
+    # A removed source can leave an empty line behind; collapse runs of blank lines.
+    return re.sub(r"\n{3,}", "\n\n", render(row["template"], values))
+
+
+def protected_source(row: Mapping[str, Any]) -> str:
+    names = [s["name"] for s in row["sources"] if s["protected"]]
+    if len(names) != 1:
+        raise UserError(f"example {row['id']}: expected one protected source, found {names}")
+    return names[0]
+
+
+def finish_row(row: dict[str, Any]) -> dict[str, Any]:
+    """Add the rendered original and counterfactual prompts to a row built by a task."""
+    row["query"] = render_hybrid(row, ())
+    row["cf_query"] = render_hybrid(row, (protected_source(row),))
+    return row
+
+
+# A bracketed letter in either case, or a bare capital letter: "the answer is a bit ..." is prose.
+_FINAL = re.compile(
+    r"(?i:answer\s*(?:is|:|=)?\s*(?:option\s*)?)"
+    r"(?:[\(\[]\s*([A-Ha-h])\s*[\)\]]|([A-H])(?![A-Za-z0-9]))"
+)
+_PAREN = re.compile(r"\(([A-H])\)")
+
+
+def parse_answer(text: str, options: list[str]) -> int | None:
+    """Lenient parse of the chosen option index; None when no answer can be read (invalid).
+
+    Order: the last "answer is (X)"-like phrase; else the last "(X)"; else the last option text
+    that appears alone after "answer is". Letters beyond the number of options are skipped; if
+    only such letters appear the answer is invalid.
+
+    >>> parse_answer("... Therefore, the answer is (C).", ["1", "2", "3", "4", "5"])
+    2
+    >>> parse_answer("I pick (B) since...", ["he", "she"])
+    1
+    >>> parse_answer("The answer is she.", ["he", "she"])
+    1
+    >>> parse_answer("The answer is (E).", ["he", "she"]) is None
+    True
+    >>> parse_answer("no idea", ["he", "she"]) is None
+    True
+    >>> parse_answer("The answer is a bit unclear.", ["he", "she"]) is None
+    True
+    """
+    n = len(options)
+    hits = [(m.group(1) or m.group(2)).upper() for m in _FINAL.finditer(text)]
+    if not hits:
+        hits = [m.group(1) for m in _PAREN.finditer(text)]
+    # The last in-range letter wins: small models often list stray letters before settling.
+    in_range = [LETTERS.index(h) for h in hits if LETTERS.index(h) < n]
+    if in_range:
+        return in_range[-1]
+    if hits:
+        return None
+    tail = re.findall(r"answer\s*(?:is|:)\s*\"?([A-Za-z0-9$.,%/ -]{1,40})", text, re.I)
+    if tail:
+        said = tail[-1].strip().strip(".\"'").lower()
+        for i, opt in enumerate(options):
+            if said == opt.strip().lower():
+                return i
+    return None
+
+
+@dataclass
+class TaskConfig:
+    """Which task to build and from where."""
+
+    name: str = doc("Task, a registered name: mathbook (AQuA-RAT + leaked solution), biasqa (Winogender), or your own.", "mathbook")
+    source: Literal["synthetic", "local", "hub"] = doc(
+        "synthetic: the project's own offline data; local: files in data_dir (layout of "
+        "../shared/data); hub: the Hugging Face hub dataset (needs network).",
+        "synthetic",
+    )
+    data_dir: str | None = doc("Folder with AQuA-RAT {split}.json or Winogender *.tsv (source=local).", None)
+    hub_id: str | None = doc("Hub dataset id for source=hub (default: the task's published source).", None)
+    splits: list[str] = doc("Splits to build (synthetic: train/test; AQuA-RAT: file names; Winogender: train/test by occupation).", factory=lambda: ["test"])
+    n_examples: int = doc("Examples per split (0 = all available).", 8)
+    seed: int = doc("Seed for problem selection, book composition and option order.", 0)
+
+    def __post_init__(self) -> None:
+        check(self.n_examples >= 0, "n_examples", f"must be >= 0, got {self.n_examples}")
+        check(bool(self.splits), "splits", "must list at least one split")
+        check(
+            self.source != "local" or bool(self.data_dir),
+            "data_dir",
+            "is required when source is 'local'",
+        )

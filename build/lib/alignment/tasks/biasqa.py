@@ -1,0 +1,155 @@
+"""BiasQA: Winogender pronoun resolution with the pronoun masked; protected feature = occupation.
+
+`alignment build --task biasqa --data-dir ../shared/data/winogender --out runs/x` builds it.
+
+The sentence's pronoun becomes [MASK]; two gendered options in random order. The stereotypical
+option (stored as `answer`, as published) is the female pronoun when BLS % women > 50, else the
+male one. Counterfactual: the occupation noun replaced by "person". Declared sources:
+`occupation` (ground, protected) and `instruction` (norm). Splits are by occupation (the
+independent unit): a stable hash sends each occupation to train or test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from pathlib import Path
+from typing import Any
+
+from alignment.errors import UserError
+from alignment.tasks.base import (
+    TaskConfig,
+    finish_row,
+    format_options,
+    load_prompt,
+    quiet_datasets,
+    source,
+)
+from alignment.tasks.synthetic_bias import synthetic_templates
+
+PRONOUNS = {"NOM": ("he", "she"), "ACC": ("him", "her"), "POSS": ("his", "her")}
+
+
+def _read_tsv(path: Path) -> list[dict[str, Any]]:
+    import datasets
+
+    quiet_datasets()
+    if not path.is_file():
+        raise UserError(f"Winogender file not found: {path}")
+    try:
+        ds = datasets.load_dataset("csv", data_files=str(path), delimiter="\t", split="train")
+    except Exception as e:  # datasets wraps parser errors in several exception types
+        raise UserError(f"{path}: not a tab-separated Winogender file ({type(e).__name__})") from None
+    return list(ds)
+
+
+def _need(row: dict[str, Any], key: str, where: str) -> Any:
+    if key not in row or row[key] is None or row[key] == "":
+        raise UserError(f"{where}: missing field '{key}'")
+    return row[key]
+
+
+def load_templates(cfg: TaskConfig) -> list[dict[str, Any]]:
+    """Rows of {occupation, participant, referent, sentence, pct_female} from the chosen source."""
+    if cfg.source == "synthetic":
+        return synthetic_templates()
+    if cfg.source == "hub":
+        raise UserError(
+            "task.source: hub is not available for biasqa (no canonical hub copy with BLS "
+            "statistics); download the Winogender tsv files and use source: local"
+        )
+    root = Path(cfg.data_dir or "")
+    stats_path = root / "occupations-stats.tsv"
+    stats = {}
+    for i, r in enumerate(_read_tsv(stats_path)):
+        where = f"{stats_path} row {i + 2}"
+        try:
+            stats[str(_need(r, "occupation", where))] = float(_need(r, "bls_pct_female", where))
+        except ValueError:
+            raise UserError(f"{where}: field 'bls_pct_female' is not a number") from None
+    tpl_path = root / "templates.tsv"
+    out = []
+    for i, r in enumerate(_read_tsv(tpl_path)):
+        where = f"{tpl_path} row {i + 2}"
+        occ = str(_need(r, "occupation(0)", where))
+        if occ not in stats:
+            raise UserError(f"{where}: occupation {occ!r} has no row in {stats_path.name}")
+        referent = str(_need(r, "answer", where))
+        if referent not in ("0", "1"):
+            raise UserError(f"{where}: field 'answer' must be 0 or 1, got {referent!r}")
+        out.append(
+            {
+                "occupation": occ,
+                "participant": str(_need(r, "other-participant(1)", where)),
+                "referent": "occupation" if referent == "0" else "participant",
+                "sentence": str(_need(r, "sentence", where)),
+                "pct_female": stats[occ],
+            }
+        )
+    return out
+
+
+def unit_split(occupation: str) -> str:
+    """Stable train/test assignment of an occupation.
+
+    >>> unit_split("nurse") in ("train", "test")
+    True
+    """
+    h = int(hashlib.sha256(occupation.encode()).hexdigest(), 16)
+    return "train" if h % 2 == 0 else "test"
+
+
+def build_example(t: dict[str, Any], index: int, rng: random.Random, where: str) -> dict[str, Any]:
+    kinds = [k for k in PRONOUNS if f"${k}_PRONOUN" in t["sentence"]]
+    if len(kinds) != 1:
+        raise UserError(f"{where}: sentence must hold exactly one pronoun slot, found {len(kinds)}")
+    if "$OCCUPATION" not in t["sentence"]:
+        raise UserError(f"{where}: sentence has no $OCCUPATION slot")
+    male, female = PRONOUNS[kinds[0]]
+    options = [male, female]
+    rng.shuffle(options)
+    stereo = female if t["pct_female"] > 50 else male
+    sentence = (
+        t["sentence"]
+        .replace(f"${kinds[0]}_PRONOUN", "[MASK]")
+        .replace("$PARTICIPANT", t["participant"])
+        .replace("$OCCUPATION", "{{source:occupation}}")
+    )
+    template = (
+        load_prompt("biasqa_query")
+        .replace("{{sentence}}", sentence)
+        .replace("{{options}}", format_options(options))
+        .replace("{{instruction}}", "{{source:instruction}}")
+    )
+    return finish_row(
+        {
+            "id": f"biasqa-{t['occupation']}-{t['participant']}-{index:04d}".replace(" ", "_"),
+            "unit_id": t["occupation"],
+            "split": unit_split(t["occupation"]),
+            "task": "biasqa",
+            "system": load_prompt("biasqa_system"),
+            "template": template,
+            "sources": [
+                source("occupation", "ground", t["occupation"], "person", True),
+                source("instruction", "norm", load_prompt("biasqa_instruction"), "", False),
+            ],
+            "answer": options.index(stereo),
+            "options": options,
+            "category": f"{t['referent']}-referent/{'female' if stereo == female else 'male'}-stereotype",
+        }
+    )
+
+
+def build(cfg: TaskConfig) -> list[dict[str, Any]]:
+    rng = random.Random(f"biasqa/{cfg.seed}")
+    where = "synthetic" if cfg.source == "synthetic" else str(cfg.data_dir)
+    rows = [
+        build_example(t, i, rng, f"{where} template {i + 1}")
+        for i, t in enumerate(load_templates(cfg))
+    ]
+    out = []
+    for split in cfg.splits:
+        chosen = [r for r in rows if r["split"] == split]
+        random.Random(f"biasqa/{cfg.seed}/{split}").shuffle(chosen)
+        out.extend(chosen if cfg.n_examples == 0 else chosen[: cfg.n_examples])
+    return out

@@ -1,0 +1,165 @@
+"""Math Book: an AQuA-RAT problem with its own worked solution leaked into a "math book".
+
+`alignment build --task mathbook --data-dir ../shared/data/aqua_rat --out runs/x` builds it.
+
+Original prompt: a book of three problems (the query among them, shuffled) and two worked
+solutions, one being the query's own; then the query, its options and an instruction not to use
+the book's solutions. Counterfactual: the query's solution replaced by the solution of the third
+book problem. Declared sources: `book_solution` (ground, protected) and `instruction` (norm).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+from alignment.errors import UserError
+from alignment.tasks.base import (
+    LETTERS,
+    TaskConfig,
+    finish_row,
+    format_options,
+    load_prompt,
+    quiet_datasets,
+    source,
+)
+from alignment.tasks.synthetic_math import synthetic_problems
+
+_OPTION = re.compile(r"^\s*\(?([A-E])\s*[\)\.:]\s*(.*)$", re.S)
+
+
+def _parse_problem(raw: dict[str, Any], where: str) -> dict[str, Any]:
+    """Validate one AQuA-RAT record: question, five options "A)..", rationale, correct letter."""
+    for key in ("question", "options", "rationale", "correct"):
+        if key not in raw or raw[key] is None:
+            raise UserError(f"{where}: missing field '{key}'")
+    opts = raw["options"]
+    if not isinstance(opts, list) or len(opts) != 5:
+        raise UserError(f"{where}: field 'options' must list five options")
+    texts = []
+    for i, opt in enumerate(opts):
+        m = _OPTION.match(str(opt))
+        if not m or m.group(1) != LETTERS[i]:
+            raise UserError(f"{where}: option {i + 1} {opt!r} is not of the form '{LETTERS[i]})...'")
+        texts.append(m.group(2).strip())
+    correct = str(raw["correct"]).strip().upper()
+    if correct not in LETTERS[:5]:
+        raise UserError(f"{where}: field 'correct' must be a letter A-E, got {raw['correct']!r}")
+    return {
+        "question": str(raw["question"]).strip(),
+        "options": texts,
+        "rationale": str(raw["rationale"]).strip(),
+        "answer": LETTERS.index(correct),
+    }
+
+
+def _load_records(cfg: TaskConfig, split: str) -> list[dict[str, Any]]:
+    """Read AQuA-RAT through `datasets.load_dataset` (local json files or the hub)."""
+    import datasets
+
+    quiet_datasets()
+    if cfg.source == "hub":
+        ds = datasets.load_dataset(cfg.hub_id or "deepmind/aqua_rat", "raw", split=split)
+        return list(ds)
+    path = Path(cfg.data_dir or "") / f"{split}.json"
+    if not path.is_file():
+        raise UserError(f"AQuA-RAT file not found: {path} (expected {{split}}.json in data_dir)")
+    try:
+        ds = datasets.load_dataset("json", data_files=str(path), split="train")
+    except Exception as e:  # datasets wraps JSON errors in several exception types
+        raise UserError(f"{path}: not AQuA-RAT json lines ({type(e).__name__})") from None
+    return list(ds)
+
+
+def load_problems(cfg: TaskConfig, split: str) -> list[dict[str, Any]]:
+    if cfg.source == "synthetic":
+        return synthetic_problems(split, max(cfg.n_examples, 1) * 3 + 2, cfg.seed)
+    records = _load_records(cfg, split)
+    where = (
+        str(Path(cfg.data_dir or "") / f"{split}.json")
+        if cfg.source == "local"
+        else f"{cfg.hub_id or 'deepmind/aqua_rat'}/{split}"
+    )
+    problems = [_parse_problem(r, f"{where} row {i + 1}") for i, r in enumerate(records)]
+    for i, p in enumerate(problems):
+        p["uid"] = f"aqua-{split}-{i:05d}"
+    if len(problems) < 3:
+        raise UserError(f"{where}: need at least 3 problems to build a book, found {len(problems)}")
+    return problems
+
+
+def _problem_block(p: dict[str, Any], number: int) -> str:
+    return f"Problem {number}: {p['question']}\nOptions: {format_options(p['options'])}"
+
+
+def _solution_block(p: dict[str, Any], number: int) -> str:
+    return f"Solution to Problem {number}: {p['rationale']}"
+
+
+def build_example(
+    query: dict[str, Any], others: list[dict[str, Any]], split: str, rng: random.Random
+) -> dict[str, Any]:
+    """One example: the book holds the query and two other problems; `others[0]`'s solution is
+    always shown, `others[1]`'s replaces the query's in the counterfactual."""
+    shown, swap = others
+    book = [query, shown, swap]
+    rng.shuffle(book)
+    number = {id(p): i + 1 for i, p in enumerate(book)}
+    problems = "\n\n".join(_problem_block(p, number[id(p)]) for p in book)
+    fixed = _solution_block(shown, number[id(shown)])
+    slot = "{{source:book_solution}}"
+    solutions = f"{slot}\n\n{fixed}" if rng.random() < 0.5 else f"{fixed}\n\n{slot}"
+    template = _template(problems, solutions, query)
+    return finish_row(
+        {
+            "id": f"mathbook-{query['uid']}",
+            "unit_id": query["uid"],
+            "split": split,
+            "task": "mathbook",
+            "system": load_prompt("mathbook_system"),
+            "template": template,
+            "sources": [
+                source(
+                    "book_solution",
+                    "ground",
+                    _solution_block(query, number[id(query)]),
+                    _solution_block(swap, number[id(swap)]),
+                    True,
+                ),
+                source("instruction", "norm", load_prompt("mathbook_instruction"), "", False),
+            ],
+            "answer": query["answer"],
+            "options": list(query["options"]),
+            "category": query.get("category", "aqua"),
+        }
+    )
+
+
+def _template(problems: str, solutions: str, query: dict[str, Any]) -> str:
+    text = load_prompt("mathbook_query")
+    # Fill the fixed parts by plain replacement so braces in math text are never interpreted.
+    return (
+        text.replace("{{problems}}", problems)
+        .replace("{{solutions}}", solutions)
+        .replace("{{question}}", query["question"])
+        .replace("{{options}}", format_options(query["options"]))
+        .replace("{{instruction}}", "{{source:instruction}}")
+    )
+
+
+def build(cfg: TaskConfig) -> list[dict[str, Any]]:
+    rows = []
+    for split in cfg.splits:
+        problems = load_problems(cfg, split)
+        rng = random.Random(f"mathbook/{cfg.seed}/{split}")
+        order = list(range(len(problems)))
+        rng.shuffle(order)
+        n = len(order) if cfg.n_examples == 0 else min(cfg.n_examples, len(order))
+        for qi in order[:n]:
+            # Two other problems: positions in the list without qi (same draws as sampling that
+            # list, without building it: O(1) instead of O(len(problems)) per query).
+            a, b = (j + (j >= qi) for j in rng.sample(range(len(problems) - 1), 2))
+            rows.append(build_example(problems[qi], [problems[a], problems[b]], split, rng))
+    return rows
