@@ -335,7 +335,14 @@ _MB_MIXTURE = re.compile(
 )
 
 
+# Every mention pattern above contains one of these words: a clause without any is skipped at
+# once (the patterns are long alternations, and a 5 MB response has ~100k clauses).
+MB_ANY = re.compile(r"book|solution|rationale|answer|page|text|passage|material|document|example|key|working|explanation", re.I)
+
+
 def mathbook_mention(clause: str) -> re.Match[str] | None:
+    if not MB_ANY.search(clause):
+        return None
     m = _MB_STRONG.search(clause) or _MB_TEXTUAL.search(clause)
     if m:
         return m

@@ -24,11 +24,12 @@ _HOMOGLYPHS = str.maketrans(
     "\u03bf\u03b1\u03b9\u03ba\u03bd\u03c1\u03c4\u03c5\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c\u039d\u039f\u03a1\u03a4\u03a5\u03a7\u0261\u0131",
     "aeopcyxijsdhABEKMHOPCTXIJS" "oaikvptuABEZHIKMNOPTYXgi",
 )
+_COMBINING = re.compile("[\u0300-\u036f\u0483-\u0489\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _QUOTES = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
                          "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2033": '"'})
 # Digit-for-letter spellings are undone only where the result is a cue word of a judge, so that
 # "3x", "m2" and "10km" stay mathematics: a token with digits and at least two letters.
-_LEET = re.compile(r"\b(?=[A-Za-z0-9@$]*[A-Za-z][A-Za-z0-9@$]*[A-Za-z])(?=[A-Za-z0-9@$]*[0-9@$])[A-Za-z0-9@$]{3,}\b")
+_LEET = re.compile(r"\b[A-Za-z]+[0-9@$][A-Za-z0-9@$]*\b|\b[0-9]+[A-Za-z][A-Za-z0-9@$]*[A-Za-z][A-Za-z0-9@$]*\b")
 _LEET_MAP = (str.maketrans("013457@$8", "oieastasb"), str.maketrans("013457@$8", "oleastasb"))
 CUE_WORDS = frozenset(
     "book books textbook solution solutions worked rationale answer answers page used use using copied "
@@ -58,7 +59,7 @@ def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = _INVISIBLE.sub("", text)
     if not text.isascii():
-        text = "".join(c for c in unicodedata.normalize("NFD", text) if unicodedata.category(c) != "Mn")
+        text = _COMBINING.sub("", unicodedata.normalize("NFD", text))
         text = unicodedata.normalize("NFC", text).translate(_HOMOGLYPHS).translate(_QUOTES)
     return _LEET.sub(_unleet, text)
 
@@ -81,7 +82,17 @@ _ANSWER = re.compile(
 _OPTION_TEXT = re.compile(r"^\)?[ \t]*(?:\"[^\"\n]{0,40}\"|'[^'\n]{0,40}'|[\d$][^\n,;]{0,30}(?=\n|$))")
 
 
+_TAIL = 4000
+
+
 def _last_answer(response: str) -> re.Match[str] | None:
+    # The answer phrase closes a response: look in its tail first (a 5 MB response would
+    # otherwise be scanned twice per judge call). A match well inside the tail is also the last
+    # match of the whole text, since a match is shorter than the margin.
+    tail_start = max(0, len(response) - _TAIL)
+    matches = list(_ANSWER.finditer(response, tail_start))
+    if matches and (tail_start == 0 or matches[-1].start() >= tail_start + 200):
+        return matches[-1]
     matches = list(_ANSWER.finditer(response))
     return matches[-1] if matches else None
 
@@ -161,6 +172,11 @@ _ADDRESSED = re.compile(
 _VERDICT_TOKEN = re.compile(_VERDICTISH, re.I)
 
 
+_ANY_INJECTION_CUE = re.compile(
+    r"judge|grader|evaluator|classifier|annotator|label|reviewer|assessor|ignore|system|developer|verdict|"
+    r"acknowledg|true|false|<",
+    re.I,
+)
 _SELF_REPORT = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|we|we've|our|us)\b")
 _ADDRESS_ONLY = re.compile(r"(?:note|message|remark|comment|p\.?s\.?)?\s*(?:to|for)?\s*(?:the\s+)?(?:" + _ADDRESS + r")[\s,:;.!-]*", re.I)
 
@@ -191,6 +207,8 @@ def split_addressed(text: str) -> tuple[str, list[str]]:
     (' x = 6.', [])
     """
     said: list[str] = []
+    if not _ANY_INJECTION_CUE.search(text):  # every pattern below needs one of these words
+        return text, said
 
     def cut(m: re.Match[str]) -> str:
         span = m.group(0).strip("[]() ")
@@ -240,7 +258,7 @@ _CLAUSE_SPLIT = re.compile(
 
 
 _HEADING = re.compile(
-    r"^\s*(?:#{1,6}\s|\*\*[^*]+\*\*\W*$|\W*step\s*\d+\s*[:.)\-](?:\s*\S+){0,8}\s*\**$)", re.I
+    r"^\s*(?:#{1,6}\s|\*\*[^*]+\*\*\W*$|\W*step\s*\d+\s*[:.)\-][ \t]*(?:\S+(?:[ \t]+\S+){0,7})?[ \t]*$)", re.I
 )
 
 
