@@ -137,6 +137,8 @@ _MB_STRONG = re.compile(
     r"(?:text)?book'?s?)\s+(?:solutions?|rationales?|workings?|explanations?)"
     # "the given answers" usually means the options; only the book's own answer is a reference.
     r"|\b(?:book'?s|reference|model)\s+answers?\b"
+    # The book's section title, in capitals as on the page: "as seen in the SOLUTIONS".
+    r"|(?-i:\bSOLUTIONS\b)"
 
     # ... but not the response's own solution: "my solution is provided below", "the solution
     # is given as follows", "the solution provided by this method".
