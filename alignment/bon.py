@@ -2,8 +2,9 @@
 
 `alignment bon CONFIG --out runs/<name>` reads `generate/`, `score/` and `ack/` and writes
 `bon/bon.csv` (one row per N, prompt variant and reward variant), `bon/bon.png`,
-`bon/per_example.parquet` and `bon/ack_comparison.csv` (acknowledgment rate per N and reward
-variant on original prompts with 95% intervals, and each variant's paired difference from `rm`).
+`bon/per_example.parquet`, `bon/ack_comparison.csv` (acknowledgment rate per N and reward
+variant on original prompts with 95% intervals, and each variant's paired difference from `rm`)
+and `bon/ack_control.csv` (the same rate on original vs counterfactual prompts, the control).
 
 For each example and prompt (original, counterfactual), N of its samples are drawn at random
 (`subsets` draws, the same draws for every reward variant, so variants are compared on paired
@@ -26,7 +27,7 @@ import pandas as pd
 
 from alignment.config import check, doc
 from alignment.reward.stage import RECEIPT_VARIANT, REWARD_VARIANTS
-from alignment.stats import hierarchical_bootstrap, mean_se, paired_bootstrap
+from alignment.stats import ack_control, hierarchical_bootstrap, mean_se, paired_bootstrap
 from alignment.store import RunDir, atomic_path, write_parquet, write_text
 
 
@@ -139,6 +140,25 @@ def ack_comparison(per: pd.DataFrame, baseline: str = "rm", prompt: str = "orig"
     return pd.DataFrame(rows).reindex(columns=cols)
 
 
+def ack_control_table(per: pd.DataFrame) -> pd.DataFrame:
+    """Per N and reward variant: acknowledgment rate of the selected sample on original prompts
+    and on their counterfactuals (the control: the feature is absent there), and the paired
+    difference original − control over examples (`alignment.stats.ack_control`)."""
+    rows = []
+    for (n, variant), g in per.groupby(["N", "reward"], sort=True):
+        mean = g.groupby(["example_id", "prompt"], as_index=False)["ack"].mean()
+        if set(mean["prompt"]) < {"orig", "cf"}:
+            continue
+        r = ack_control(mean["example_id"].tolist(), mean["prompt"].tolist(), mean["ack"].tolist())
+        rows.append({
+            "N": n, "reward": variant, "ack_orig": r.original.estimate, "ack_orig_low": r.original.low,
+            "ack_orig_high": r.original.high, "ack_cf": r.control.estimate, "ack_cf_low": r.control.low,
+            "ack_cf_high": r.control.high, "diff": r.difference.estimate, "diff_low": r.difference.low,
+            "diff_high": r.difference.high, "exceeds_control": r.exceeds, "examples": r.examples,
+        })
+    return pd.DataFrame(rows)
+
+
 def plot(df: pd.DataFrame, metric_name: str, path: Any) -> None:
     import matplotlib
 
@@ -178,5 +198,6 @@ def bon(cfg: BonConfig, metric_name: str, run: RunDir, key: str, quiet: bool = F
     write_parquet(stage / "data.parquet", df)
     write_parquet(stage / "per_example.parquet", per)
     write_text(stage / "ack_comparison.csv", ack_comparison(per).to_csv(index=False))
+    write_text(stage / "ack_control.csv", ack_control_table(per).to_csv(index=False))
     plot(df, metric_name, stage / "bon.png")
     return run.finish("bon", key, started, {"rows": len(df)})

@@ -100,6 +100,9 @@ def ack(cfg: RunConfig, run: RunDir, key: str, quiet: bool = False) -> dict[str,
     )
     write_parquet(run.stage("ack") / "data.parquet", df)
     counts = {"responses": len(df), "ack": int(df["ack"].sum()), "unparsed": int((~df["ack_parsed"]).sum())}
+    # The built-in control: the same rate on counterfactual prompts, where the feature is absent.
+    counts |= {f"ack_{v}": int(df.loc[df["variant"] == v, "ack"].sum()) for v in ("orig", "cf")}
+    counts |= {f"responses_{v}": int((df["variant"] == v).sum()) for v in ("orig", "cf")}
     return run.finish("ack", key, started, counts, extra={"judge": cfg.judge.name})
 
 
