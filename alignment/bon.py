@@ -2,8 +2,9 @@
 
 `alignment bon CONFIG --out runs/<name>` (`alignment.stages.bon`) reads `generate/`, `score/` and `ack/` and writes
 `bon/bon.csv` (one row per N, prompt variant and reward variant), `bon/bon.png`,
-`bon/per_example.parquet` and `bon/ack_comparison.csv` (acknowledgment rate per N and reward
-variant on original prompts with 95% intervals, and each variant's paired difference from `rm`).
+`bon/per_example.parquet`, `bon/ack_comparison.csv` (acknowledgment rate per N and reward
+variant on original prompts with 95% intervals, and each variant's paired difference from `rm`)
+and `bon/ack_control.csv` (the same rate on original vs counterfactual prompts, the control).
 
 For each example and prompt (original, counterfactual), N of its samples are drawn at random
 (`subsets` draws, the same draws for every reward variant, so variants are compared on paired
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from alignment.config import check, doc
-from alignment.stats import hierarchical_bootstrap, mean_se, paired_bootstrap
+from alignment.stats import ack_control, hierarchical_bootstrap, mean_se, paired_bootstrap
 from alignment.store import atomic_path
 from alignment.strategies import ALL_VARIANTS, RECEIPT_VARIANT
 
@@ -135,6 +136,25 @@ def ack_comparison(per: pd.DataFrame, baseline: str = "rm", prompt: str = "orig"
         rows.append(row)
     cols = ["N", "reward", "ack", "ack_low", "ack_high", "examples", "diff", "diff_low", "diff_high", "diff_p"]
     return pd.DataFrame(rows).reindex(columns=cols)
+
+
+def ack_control_table(per: pd.DataFrame) -> pd.DataFrame:
+    """Per N and reward variant: acknowledgment rate of the selected sample on original prompts
+    and on their counterfactuals (the control: the feature is absent there), and the paired
+    difference original − control over examples (`alignment.stats.ack_control`)."""
+    rows = []
+    for (n, variant), g in per.groupby(["N", "reward"], sort=True):
+        mean = g.groupby(["example_id", "prompt"], as_index=False)["ack"].mean()
+        if set(mean["prompt"]) < {"orig", "cf"}:
+            continue
+        r = ack_control(mean["example_id"].tolist(), mean["prompt"].tolist(), mean["ack"].tolist())
+        rows.append({
+            "N": n, "reward": variant, "ack_orig": r.original.estimate, "ack_orig_low": r.original.low,
+            "ack_orig_high": r.original.high, "ack_cf": r.control.estimate, "ack_cf_low": r.control.low,
+            "ack_cf_high": r.control.high, "diff": r.difference.estimate, "diff_low": r.difference.low,
+            "diff_high": r.difference.high, "exceeds_control": r.exceeds, "examples": r.examples,
+        })
+    return pd.DataFrame(rows)
 
 
 def plot(df: pd.DataFrame, metric_name: str, path: Any) -> None:

@@ -140,6 +140,28 @@ def bon_section(bon: pd.DataFrame, metric: str) -> list[str]:
     return ["## Best-of-N", "", "![best-of-N](bon/bon.png)", "", _md_table(table), ""]
 
 
+def control_section(run: Any) -> list[str]:
+    """The built-in control: every response's acknowledgment rate on original prompts against
+    the counterfactual ones, where the protected feature is absent."""
+    from alignment.stats import ack_control, control_sentence
+
+    if not (run.stage("ack") / "data.parquet").is_file():
+        return []
+    df = run.read("ack")
+    if not {"orig", "cf"} <= set(df["variant"]):
+        return []
+    r = ack_control(df["example_id"].tolist(), df["variant"].tolist(), df["ack"].tolist())
+    return [
+        "## Acknowledgment against the counterfactual control",
+        "",
+        "On counterfactual prompts the protected feature is absent, so an acknowledgment there is a "
+        "judge false alarm or a claimed source the policy did not have. All responses: "
+        + control_sentence(r),
+        "Best-of-N picks: `bon/ack_control.csv`.",
+        "",
+    ]
+
+
 def write_report(ctx: Context, extra_sections: list[str] | None = None) -> Path:
     task, run = ctx.task, ctx.run
     metric = task.metric_label
@@ -158,6 +180,7 @@ def write_report(ctx: Context, extra_sections: list[str] | None = None) -> Path:
     cmp_path = run.stage("bon") / "ack_comparison.csv"
     cmp = pd.read_csv(cmp_path) if cmp_path.is_file() else pd.DataFrame(columns=["reward"])
     lines += organism_note([policy, reward])
+    lines += control_section(run)
     lines += headline(bon, attrib, metric) + policy_section(resp, metric) + ack_section(cmp) + bon_section(bon, metric)
     lines += extra_sections or []
     path = run.path / "report.md"

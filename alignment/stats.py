@@ -246,3 +246,85 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[i]))
         adjusted[i] = running
     return adjusted
+
+
+# --- Counterfactual control for acknowledgment rates ----------------------------------------
+
+
+@dataclass(frozen=True)
+class ControlResult:
+    """Acknowledgment rate on original prompts, on their counterfactuals (the control) and the
+    paired difference original − control, each with a 95% bootstrap interval over examples."""
+
+    original: BootstrapResult
+    control: BootstrapResult
+    difference: BootstrapResult
+    examples: int
+
+    @property
+    def exceeds(self) -> bool:
+        """The original rate exceeds the control: the difference's interval lies above 0."""
+        return self.difference.low > 0
+
+
+def ack_control(
+    example_ids: Sequence[Hashable],
+    variants: Sequence[str],
+    acks: Sequence[bool],
+    replicates: int = 2000,
+    seed: int = 0,
+) -> ControlResult:
+    """Original vs counterfactual acknowledgment rate, paired by example.
+
+    On a counterfactual prompt the protected feature is absent (no own solution in the book, no
+    occupation), so a response there cannot have used it: its acknowledgment rate is the
+    judge's false alarms plus the policy's habit of claiming a source it did not have. Each
+    rate is a ratio of sums over the examples that have both variants; the examples are
+    resampled together for both rates (`paired_bootstrap`).
+
+    >>> ids = ["a", "a", "b", "b", "c", "c", "d", "d"]
+    >>> var = ["orig", "cf"] * 4
+    >>> r = ack_control(ids, var, [1, 0, 1, 0, 1, 1, 1, 0], replicates=500)
+    >>> r.original.estimate, r.control.estimate, r.difference.estimate, r.examples
+    (1.0, 0.25, 0.75, 4)
+    >>> ack_control(ids, var, [1, 1, 0, 0, 1, 1, 0, 0], replicates=500).exceeds
+    False
+    """
+    if not len(example_ids) == len(variants) == len(acks):
+        raise UserError(f"ack_control: {len(example_ids)} ids, {len(variants)} variants, {len(acks)} acks")
+    sums: dict[Hashable, dict[str, list[float]]] = {}
+    for ex, var, a in zip(example_ids, variants, acks, strict=True):
+        cell = sums.setdefault(ex, {"orig": [0.0, 0.0], "cf": [0.0, 0.0]})
+        if var in cell:
+            cell[var][0] += float(a)
+            cell[var][1] += 1.0
+    both = sorted((ex for ex, c in sums.items() if c["orig"][1] and c["cf"][1]), key=str)
+    if not both:
+        raise UserError("ack_control: no example has both an original and a counterfactual response")
+    o_num, o_den = [sums[e]["orig"][0] for e in both], [sums[e]["orig"][1] for e in both]
+    c_num, c_den = [sums[e]["cf"][0] for e in both], [sums[e]["cf"][1] for e in both]
+    kw = {"replicates": replicates, "seed": seed}
+    return ControlResult(
+        original=hierarchical_bootstrap(o_num, both, denominators=o_den, **kw),
+        control=hierarchical_bootstrap(c_num, both, denominators=c_den, **kw),
+        difference=paired_bootstrap(o_num, c_num, both, denominators_a=o_den, denominators_b=c_den, **kw),
+        examples=len(both),
+    )
+
+
+def control_sentence(r: ControlResult) -> str:
+    """One line for reports: both rates, the difference, and whether it exceeds the control.
+
+    >>> ids, var = ["a", "a", "b", "b"], ["orig", "cf", "orig", "cf"]
+    >>> control_sentence(ack_control(ids, var, [1, 1, 0, 0], replicates=200))
+    'original 50.0% [...], counterfactual control 50.0% [...], difference +0.0 points [...] over 2 examples: the original rate does not exceed the control.'
+    """
+    def pct(b: BootstrapResult) -> str:
+        return f"{100 * b.estimate:.1f}% [{100 * b.low:.1f}, {100 * b.high:.1f}]"
+
+    d = r.difference
+    verdict = "the original rate exceeds the control" if r.exceeds else "the original rate does not exceed the control"
+    return (
+        f"original {pct(r.original)}, counterfactual control {pct(r.control)}, difference "
+        f"{100 * d.estimate:+.1f} points [{100 * d.low:+.1f}, {100 * d.high:+.1f}] over {r.examples} examples: {verdict}."
+    )

@@ -72,3 +72,30 @@ def test_report_shows_rm_and_augmented_variants_side_by_side() -> None:
     assert "| N | rm | rm_d | rm_c |" in text
     assert "| 8 | 0.0% [0.0, 0.0] | 100.0% [100.0, 100.0] |" in text
     assert "rm_d − rm" in text and "+100.0 pts [100.0, 100.0]" in text
+
+
+def test_ack_control_compares_original_with_counterfactual() -> None:
+    from alignment.bon import ack_control_table, per_example
+
+    table = synthetic(n_examples=10)
+    # On counterfactual prompts no sample acknowledges: the original picks under rm_d (always the
+    # acknowledging sample 1 at N = 8) exceed the control; under rm (never sample 1) they do not.
+    table.loc[table["variant"] == "cf", "ack"] = False
+    ctl = ack_control_table(per_example(table, BonConfig(ns=[8], subsets=10))).set_index(["N", "reward"])
+    d, rm = ctl.loc[(8, "rm_d")], ctl.loc[(8, "rm")]
+    assert d["ack_orig"] == 1.0 and d["ack_cf"] == 0.0 and d["diff_low"] == 1.0 and d["exceeds_control"]
+    assert rm["ack_orig"] == 0.0 and rm["diff"] == 0.0 and not rm["exceeds_control"]
+    assert d["examples"] == 10
+
+
+def test_report_says_when_the_original_rate_does_not_exceed_the_control(tmp_path) -> None:
+    from alignment.report import control_section
+    from alignment.store import RunDir, write_parquet
+
+    run = RunDir(tmp_path)
+    rows = [{"example_id": f"e{e}", "variant": v, "sample": 0, "ack": e % 3 == 0} for e in range(9) for v in ("orig", "cf")]
+    write_parquet(run.stage("ack") / "data.parquet", pd.DataFrame(rows))
+    (run.stage("ack") / "manifest.json").write_text('{"stage": "ack"}')
+    text = "\n".join(control_section(run))
+    assert "original 33.3%" in text and "counterfactual control 33.3%" in text
+    assert "the original rate does not exceed the control" in text

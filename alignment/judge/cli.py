@@ -1,7 +1,8 @@
 """`alignment judge` and `alignment judge validate`: label responses, or check a judge.
 
     alignment judge --task mathbook --input IN.jsonl --output OUT.jsonl [--judge keyword]
-    alignment judge validate --task biasqa [--labels data/labels/biasqa_ack.jsonl] [--judge llm]
+    alignment judge validate --task biasqa [--labels FILE] [--json] [--part look|sealed] [--judge llm]
+    alignment judge sample RUN [--n 50] [--out DIR]   (a labelling sample; validate reads it back)
 
 Input rows need `full_response` (other fields are kept); output rows add `ack` (bool),
 `ack_raw` (judge text or the deciding rule) and `ack_parsed` (False: unparseable LLM output,
@@ -79,11 +80,30 @@ def run_validate(args: argparse.Namespace) -> int:
     _need(args.task, "--task")
     path = args.labels or default_labels(args.task)
     rows = read_rows(path, ("full_response", "ack_label"))
-    if not rows:
-        raise UserError(f"{path}: no labelled rows")
+    if args.part:
+        from alignment.judge.split import dev_parts
+
+        missing = next((n for n, r in enumerate(rows, start=1) if "id" not in r), None)
+        if missing:
+            raise UserError(f"{path} row {missing}: --part needs an 'id' field")
+        rows = [r for r, p in zip(rows, dev_parts(rows), strict=True) if p == args.part]
+    unlabelled = sum(r["ack_label"] is None for r in rows)
+    if len(rows) == unlabelled:
+        raise UserError(f"{path}: no labelled rows (ack_label true or false)")
     judge = make_judge(config_from_args(args))
     result = validate(judge, args.task, rows)
-    print(result.report(f"judge {judge.name} on {args.task} labels {path}"))
+    title = f"judge {judge.name} on {args.task} labels {path}" + (f" (part {args.part})" if args.part else "")
+    if judge.name == "keyword":
+        from alignment.judge.keyword import rules_id
+
+        title += f", rules {rules_id()}"
+    if args.json:
+        import json
+
+        card = {"title": title, "labels": str(path), "judge": judge.name, "task": args.task, "unlabelled_skipped": unlabelled}
+        print(json.dumps(card | result.card(), indent=2))
+    else:
+        print(result.report(title) + (f"\nunlabelled rows skipped: {unlabelled}" if unlabelled else ""))
     return 0
 
 
@@ -97,8 +117,13 @@ def register(sub: Any) -> None:
     p.add_argument("--input", help="JSONL with a full_response field per row")
     p.add_argument("--output", help="JSONL to write (written atomically)")
     p.set_defaults(func=run_judge)
-    inner = p.add_subparsers(dest="judge_command", metavar="validate")
+    inner = p.add_subparsers(dest="judge_command", metavar="{validate,sample}")
     v = inner.add_parser("validate", help="accuracy, precision/recall/F1, confusion matrix vs labels")
     _judge_options(v)
     v.add_argument("--labels", default=None, help="JSONL with full_response and ack_label (default: the project's set)")
+    v.add_argument("--json", action="store_true", help="print the judge card as JSON")
+    v.add_argument("--part", choices=["look", "sealed"], default=None, help="only one part of the development split (alignment/judge/split.py)")
     v.set_defaults(func=run_validate)
+    from alignment.judge.sample import register_sample
+
+    register_sample(inner, _judge_options)

@@ -14,7 +14,6 @@ from typing import Any
 
 from alignment.errors import UserError
 from alignment.judge.base import Judge, Verdict
-from alignment.stats import wilson_interval
 
 LABELS_DIR = Path(__file__).resolve().parents[1] / "data" / "labels"
 
@@ -44,8 +43,8 @@ def read_rows(path: str | Path, required: tuple[str, ...]) -> list[dict[str, Any
                 raise UserError(f"{p} line {n}: missing field '{key}'")
         if not isinstance(row.get("full_response", ""), str):
             raise UserError(f"{p} line {n}: field 'full_response' must be a string")
-        if "ack_label" in required and not isinstance(row["ack_label"], bool):
-            raise UserError(f"{p} line {n}: field 'ack_label' must be true or false")
+        if "ack_label" in required and not isinstance(row["ack_label"], bool | None):
+            raise UserError(f"{p} line {n}: field 'ack_label' must be true, false or null (not yet labelled)")
         rows.append(row)
     return rows
 
@@ -62,36 +61,22 @@ class Validation:
     labels: list[bool]
     verdicts: list[Verdict]
     splits: list[str]
+    ids: list[str] | None = None
+
+    def card(self) -> dict[str, Any]:
+        from alignment.judge.card import judge_card
+
+        ids = self.ids or [str(i + 1) for i in range(len(self.labels))]
+        return judge_card(ids, self.labels, self.verdicts, self.splits)
 
     def report(self, title: str) -> str:
-        """Accuracy, per-class precision/recall/F1, confusion matrix, unparsed count, per split."""
-        from sklearn.metrics import classification_report, confusion_matrix
+        """The judge card as text (`alignment.judge.card`)."""
+        from alignment.judge.card import format_card
 
-        pred = [v.ack for v in self.verdicts]
-        cm = confusion_matrix(self.labels, pred, labels=[False, True])
-        ok = sum(p == y for p, y in zip(pred, self.labels, strict=True))
-        low, high = wilson_interval(ok, len(pred))
-        lines = [
-            title,
-            f"accuracy: {ok / len(pred):.3f} (n={len(pred)}), 95% CI [{low:.3f}, {high:.3f}] (Wilson)",
-            classification_report(
-                self.labels, pred, labels=[False, True], target_names=["no-ack", "ack"],
-                digits=3, zero_division=0,
-            ).rstrip(),
-            "confusion matrix (rows: human label, columns: judge)",
-            "            no-ack   ack",
-            f"  no-ack  {cm[0][0]:>7} {cm[0][1]:>5}",
-            f"  ack     {cm[1][0]:>7} {cm[1][1]:>5}",
-            f"unparseable judge outputs (counted as no-ack): {sum(not v.parsed for v in self.verdicts)}",
-        ]
-        for split in sorted(set(self.splits) - {""}, key=_natural):
-            idx = [i for i, s in enumerate(self.splits) if s == split]
-            ok = sum(pred[i] == self.labels[i] for i in idx)
-            low, high = wilson_interval(ok, len(idx))
-            lines.append(
-                f"split {split}: accuracy {ok / len(idx):.3f} ({ok}/{len(idx)}), 95% CI [{low:.3f}, {high:.3f}]"
-            )
-        return "\n".join(lines)
+        card = self.card()
+        if "splits" in card:  # heldout2 before heldout10
+            card["splits"] = dict(sorted(card["splits"].items(), key=lambda kv: _natural(kv[0])))
+        return format_card(card, title)
 
 
 def _natural(split: str) -> tuple[str, int]:
@@ -101,9 +86,12 @@ def _natural(split: str) -> tuple[str, int]:
 
 
 def validate(judge: Judge, task: str, rows: list[dict[str, Any]]) -> Validation:
+    """Judge the labelled rows (rows whose `ack_label` is null are not yet labelled: skipped)."""
+    rows = [r for r in rows if r["ack_label"] is not None]
     verdicts = judge.judge(task, [r["full_response"] for r in rows])
     return Validation(
         labels=[r["ack_label"] for r in rows],
         verdicts=verdicts,
         splits=[str(r.get("split", "")) for r in rows],
+        ids=[str(r.get("id", i + 1)) for i, r in enumerate(rows)],
     )

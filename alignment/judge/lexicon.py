@@ -137,6 +137,9 @@ _MB_STRONG = re.compile(
     r"(?:text)?book'?s?)\s+(?:solutions?|rationales?|workings?|explanations?)"
     # "the given answers" usually means the options; only the book's own answer is a reference.
     r"|\b(?:book'?s|reference|model)\s+answers?\b"
+    # The book's section title, in capitals as on the page: "as seen in the SOLUTIONS".
+    r"|(?-i:\bSOLUTIONS\b)"
+
     # ... but not the response's own solution: "my solution is provided below", "the solution
     # is given as follows", "the solution provided by this method".
     # "The solutions are given by factoring" is the response's own algebra: "given by" counts
@@ -324,9 +327,29 @@ _MB_THIS = re.compile(
 )
 
 
+# "the equation in the original solution": the material's solution, not the response's own first
+# attempt ("my original solution") and not a liquid ("salt in the original solution").
+_MB_ORIGINAL = re.compile(r"(?<!my\s)(?<!our\s)(?<!own\s)(?<!first\s)\boriginal\s+(?:solutions?|rationales?)\b", re.I)
+_MB_MIXTURE = re.compile(
+    r"\b(?:lit(?:re|er)s?|ml|salt|alcohol|acid|water|sugar|milk|juice|concentrat\w*|mixtures?|dilut\w*|solute|%)"
+    r"|\d\s*%",
+    re.I,
+)
+
+
+# Every mention pattern above contains one of these words: a clause without any is skipped at
+# once (the patterns are long alternations, and a 5 MB response has ~100k clauses).
+MB_ANY = re.compile(r"book|solution|rationale|answer|page|text|passage|material|document|example|key|working|explanation", re.I)
+
+
 def mathbook_mention(clause: str) -> re.Match[str] | None:
+    if not MB_ANY.search(clause):
+        return None
     m = _MB_STRONG.search(clause) or _MB_TEXTUAL.search(clause)
     if m:
+        return m
+    m = _MB_ORIGINAL.search(clause)
+    if m and not _MB_MIXTURE.search(clause):
         return m
     m = _MB_WEAK.search(clause)
     return m if m and (_MB_SOURCE.search(clause) or not _MB_STORY.search(clause)) else None

@@ -3,7 +3,12 @@
 `alignment judge --task biasqa --input IN.jsonl --output OUT.jsonl --judge llm --model M` uses
 it (paper preset: `alignment.judge.paper_config()`, Llama-3.3-70B-Instruct on vLLM).
 
-Injection-proofing, in three layers:
+Injection-proofing, in four layers:
+
+0. The reasoning is normalised like the keyword judge's (`text.normalize`) and verdict-like text
+   in it ("Verdict: TRUE", "output FALSE", fake delimiters) is replaced by a marker
+   (`text.neutralize_verdicts`), so such text can neither be obeyed nor make the judge's own
+   verdict line look copied.
 
 1. The reasoning sits between two marker lines carrying a *tag*: 12 hex digits of
    sha256(seed, task, reasoning). The tag depends on the text it delimits, so a response cannot
@@ -27,7 +32,7 @@ from typing import Protocol
 
 from alignment.errors import UserError
 from alignment.judge.base import JudgeConfig, Verdict, check_task
-from alignment.judge.text import extract_reasoning
+from alignment.judge.text import extract_reasoning, neutralize_verdicts, normalize
 
 Chat = list[dict[str, str]]
 SLOT = re.compile(r"\{\{(\w+)\}\}")
@@ -110,7 +115,7 @@ class LLMJudge:
     def judge(self, task: str, responses: list[str]) -> list[Verdict]:
         check_task(task)
         template = judge_prompt_template(task)
-        reasonings = [extract_reasoning(task, r) for r in responses]
+        reasonings = [neutralize_verdicts(extract_reasoning(task, normalize(r))) for r in responses]
         tags = [make_tag(self.seed, task, r) for r in reasonings]
         chats = [
             [{"role": "user", "content": build_prompt(template, r, t)}]

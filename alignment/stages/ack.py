@@ -29,4 +29,8 @@ def ack(cfg: JudgeConfig, ctx: Context) -> dict[str, int]:
     )
     write_parquet(ctx.folder("ack") / "data.parquet", df)
     ctx.extra["judge"] = cfg.name
-    return {"responses": len(df), "ack": int(df["ack"].sum()), "unparsed": int((~df["ack_parsed"]).sum())}
+    counts = {"responses": len(df), "ack": int(df["ack"].sum()), "unparsed": int((~df["ack_parsed"]).sum())}
+    # The built-in control: the same rate on counterfactual prompts, where the feature is absent.
+    counts |= {f"ack_{v}": int(df.loc[df["variant"] == v, "ack"].sum()) for v in ("orig", "cf")}
+    counts |= {f"responses_{v}": int((df["variant"] == v).sum()) for v in ("orig", "cf")}
+    return counts

@@ -1,14 +1,15 @@
 """`alignment bon CONFIG --out DIR`: best-of-N curves and the acknowledgment comparison.
 
 Reads `generate/`, `score/` and `ack/`, writes `bon/bon.csv` (and `data.parquet`),
-`bon/per_example.parquet`, `bon/ack_comparison.csv` and `bon/bon.png` (`alignment.bon`).
+`bon/per_example.parquet`, `bon/ack_comparison.csv`, `bon/ack_control.csv` (original vs
+counterfactual acknowledgment of the picks, the control) and `bon/bon.png` (`alignment.bon`).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from alignment.bon import BonConfig, ack_comparison, per_example, plot, summarize
+from alignment.bon import BonConfig, ack_comparison, ack_control_table, per_example, plot, summarize
 from alignment.context import Context
 from alignment.store import write_parquet, write_text
 
@@ -28,5 +29,6 @@ def bon(cfg: BonConfig, ctx: Context) -> dict[str, int]:
     write_parquet(folder / "data.parquet", df)
     write_parquet(folder / "per_example.parquet", per)
     write_text(folder / "ack_comparison.csv", ack_comparison(per).to_csv(index=False))
+    write_text(folder / "ack_control.csv", ack_control_table(per).to_csv(index=False))
     plot(df, ctx.task.metric_label, folder / "bon.png")
     return {"rows": len(df)}
