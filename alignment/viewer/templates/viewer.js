@@ -97,6 +97,12 @@
     });
     return box;
   }
+  function reveal(box) {  // scroll each prompt to its first changed passage (the feature)
+    box.querySelectorAll("pre").forEach(function (pre) {
+      var m = pre.querySelector(".feature");
+      if (m) pre.scrollTop = Math.max(0, m.offsetTop - pre.offsetTop - 40);
+    });
+  }
   function card(r) {
     var ex = examples[r[F.e]] || {id: "?", diff: [], options: []};
     var c = el("article", "card");
@@ -135,10 +141,11 @@
     var det = el("details");
     det.appendChild(el("summary", null, "prompts side by side (" + (ex.sources || []).map(function (s) { return s.name + (s.protected ? " [protected]" : ""); }).join(", ") + ")"));
     det.addEventListener("toggle", function () {  // built on first open: prompts are long
-      if (det.open && det.children.length === 1) det.appendChild(prompts(ex));
+      if (det.open && det.children.length === 1) { det.appendChild(prompts(ex)); reveal(det); }
     }, {once: true});
     if (form.elements.prompts.value === "1") { det.open = true; det.appendChild(prompts(ex)); }
     c.appendChild(det);
+    c.reveal = function () { reveal(det); };
     return c;
   }
   var page = 1;
@@ -147,7 +154,7 @@
     page = Math.min(Math.max(1, page), pages);
     var box = document.getElementById("cards");
     box.textContent = "";
-    idx.slice((page - 1) * PAGE, page * PAGE).forEach(function (i) { box.appendChild(card(rows[i])); });
+    idx.slice((page - 1) * PAGE, page * PAGE).forEach(function (i) { var c = card(rows[i]); box.appendChild(c); c.reveal(); });
     document.getElementById("shown-count").textContent = idx.length;
     document.getElementById("page-info").textContent = "page " + page + " of " + pages;
     if (page > 1) s.page = page;
