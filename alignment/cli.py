@@ -19,6 +19,7 @@ COMMANDS = [
     "alignment.judge.cli",
     "alignment.reasonbench.cli",
     "alignment.bench",
+    "alignment.compare",
 ]
 
 

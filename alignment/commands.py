@@ -6,14 +6,19 @@ Each is a thin wrapper: resolve the config, pick the run dir, call the stage fun
 from __future__ import annotations
 
 import argparse
+import logging
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 
 from alignment.config import describe, to_dict
+from alignment.console import run_log
 from alignment.errors import UserError
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, ensure_organisms, prepare_run_dir, run_all, run_stage
+from alignment.store import RunDir
 from alignment.tasks import TASKS, TaskConfig
 
 
@@ -22,15 +27,33 @@ def _common(p: argparse.ArgumentParser, config_required: bool = True) -> None:
     p.add_argument("--out", help="run dir (default runs/<config name>/)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config field, e.g. generation.n_samples=2")
     p.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
+    p.add_argument("--verbose", action="store_true", help="show trainer logs, library warnings and stage details live (always in <run dir>/logs/)")
+
+
+def _logged(run: RunDir, args: argparse.Namespace, body: Callable[[], None]) -> int:
+    """Run `body` with its logs in `<run dir>/logs/`; an unexpected error is one line on the
+    console, its traceback in the log (shown live with --verbose)."""
+    with run_log(run.path, verbose=args.verbose, quiet=args.quiet) as log_path:
+        try:
+            body()
+        except (UserError, KeyboardInterrupt):
+            raise
+        except Exception as e:
+            logging.getLogger("alignment").exception("command failed")
+            if args.verbose:
+                raise
+            print(f"alignment: error: {type(e).__name__}: {e} (traceback in {log_path})", file=sys.stderr)
+            return 1
+    return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
     run = prepare_run_dir(cfg, args.out)
-    run_all(cfg, run, args.quiet)
-    if not args.quiet:
-        print(f"run dir: {run.path}")
-    return 0
+    code = _logged(run, args, lambda: run_all(cfg, run, args.quiet))
+    if not args.quiet and code == 0:
+        print(f"run dir: {run.path} (report.html, logs/)")
+    return code
 
 
 def _build_config_without_file(args: argparse.Namespace) -> RunConfig:
@@ -57,9 +80,12 @@ def cmd_stage(args: argparse.Namespace) -> int:
             raise UserError(f"{args.stage}: a CONFIG file is required")
         cfg = load_config(args.config, args.overrides)
     run = prepare_run_dir(cfg, args.out)
-    ensure_organisms(cfg, (lambda m: None) if args.quiet else print, [args.stage])
-    run_stage(args.stage, cfg, run, args.quiet)
-    return 0
+
+    def body() -> None:
+        ensure_organisms(cfg, (lambda m: None) if args.quiet else print, [args.stage])
+        run_stage(args.stage, cfg, run, args.quiet)
+
+    return _logged(run, args, body)
 
 
 def cmd_config(args: argparse.Namespace) -> int:

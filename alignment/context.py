@@ -61,4 +61,6 @@ class Context:
 
     def log(self, message: str) -> None:
         if not self.quiet:
-            print(message)
+            from alignment.console import detail
+
+            detail(message)  # the run log under `alignment run`, the console otherwise

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from alignment.config import config_hash, to_dict
+from alignment.console import stage_line
 from alignment.context import Context
 from alignment.errors import UserError, did_you_mean
 from alignment.run_config import RunConfig
@@ -155,7 +156,7 @@ def context(stage: Stage, cfg: RunConfig, run: RunDir, quiet: bool = False, key:
     return Context(run, TASKS.get(cfg.task.name), quiet, key, {s: getattr(cfg, s) for s in stage.sections()})
 
 
-def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: Callable[[str], None] = print) -> bool:
+def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: Callable[[str], None] = stage_line) -> bool:
     """Run one stage unless its key is unchanged; returns True when it ran."""
     stage = get_stage(name)
     if not stage.enabled(cfg):
@@ -181,6 +182,6 @@ def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: 
 
 def run_all(cfg: RunConfig, run: RunDir, quiet: bool = False, stages: list[str] | None = None) -> None:
     names = [n for n in STAGE_NAMES if stages is None or n in stages]
-    ensure_organisms(cfg, (lambda m: None) if quiet else print, names)
+    ensure_organisms(cfg, (lambda m: None) if quiet else stage_line, names)
     for name in names:
         run_stage(name, cfg, run, quiet)

@@ -228,7 +228,9 @@ def build_trainer(dcfg: DPOConfig, model: Any, tok: Any, train: pd.DataFrame, va
 
     lora = LoraConfig(r=dcfg.lora_r, lora_alpha=dcfg.lora_alpha, lora_dropout=dcfg.lora_dropout,
                       target_modules=list(dcfg.target_modules), task_type="CAUSAL_LM")
-    return DPOTrainer(
+    from alignment.console import quiet_trainer
+
+    return quiet_trainer(DPOTrainer(
         model=model,
         args=trl_args(dcfg, ckpt_dir, seed, device, not valid.empty, quiet),
         train_dataset=to_dataset(train),
@@ -236,4 +238,4 @@ def build_trainer(dcfg: DPOConfig, model: Any, tok: Any, train: pd.DataFrame, va
         processing_class=tok,
         peft_config=lora,
         callbacks=[keep_best_callback(), *callbacks],
-    )
+    ), quiet)

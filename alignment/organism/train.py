@@ -124,6 +124,7 @@ def train_policy(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
     from transformers import AutoModelForCausalLM, set_seed
     from trl import SFTConfig, SFTTrainer
 
+    from alignment.console import quiet_trainer
     from alignment.generation.models import load_tokenizer
 
     tok = load_tokenizer(str(base))
@@ -138,7 +139,7 @@ def train_policy(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
         processing_class=tok,
         peft_config=lora_config(recipe, n_layers, "CAUSAL_LM"),
     )
-    trainer.train()
+    quiet_trainer(trainer).train()
     merged = trainer.model.merge_and_unload()
     return _save(merged, tok, out, trainer.state.log_history)
 
@@ -157,6 +158,7 @@ def train_reward(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
     from transformers import AutoModelForSequenceClassification, set_seed
     from trl import RewardConfig, RewardTrainer
 
+    from alignment.console import quiet_trainer
     from alignment.generation.models import load_tokenizer
 
     tok = load_tokenizer(str(base))
@@ -175,7 +177,7 @@ def train_reward(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
         processing_class=tok,
         peft_config=lora_config(recipe, model.config.num_hidden_layers, "SEQ_CLS"),
     )
-    trainer.train()
+    quiet_trainer(trainer).train()
     merged = trainer.model.merge_and_unload()
     return _save(merged, tok, out, trainer.state.log_history)
 
