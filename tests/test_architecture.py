@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -112,9 +113,13 @@ def test_the_cycle_finder_finds_a_planted_cycle(tmp_path: Path) -> None:
 
 def test_non_editable_install_keeps_prompts_and_labels(tmp_path: Path) -> None:
     """A wheel installed elsewhere builds examples and judges labelled rows from outside the checkout."""
-    wheels, target, work = tmp_path / "wheels", tmp_path / "site", tmp_path / "elsewhere"
+    wheels, target, work, src = tmp_path / "wheels", tmp_path / "site", tmp_path / "elsewhere", tmp_path / "src"
     work.mkdir()
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(REPO)],
+    # Build from a copy: setuptools writes build/ and *.egg-info next to the sources.
+    shutil.copytree(PACKAGE, src / "alignment", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, src / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", str(wheels), str(src)],
                    check=True, capture_output=True, cwd=tmp_path)
     (wheel,) = wheels.glob("alignment-*.whl")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
