@@ -11,7 +11,8 @@ built rows (`template`, `sources`, `options`, `answer`; see `alignment.tasks.bas
   example's book and inserted at a seeded position (the book's stated problem count follows).
 - `option_order` (any task whose template shows `format_options(options)`): the options in
   another order and the letters remapped, in the query, in the book's copy of the query problem
-  and in the query's own worked solution; checked by parsing the solution before and after.
+  and in the query's own worked solution; checked by parsing the solution before and after, and
+  skipped where the solution holds a letter that may name an option in a form not recognised.
 - `participant` (BiasQA): the irrelevant participant ("the customer") replaced by "someone", the
   variant Winogender itself offers for every template. Built rows do not carry the participant
   as a field, so it is read back from the row id (`biasqa-<occupation>-<participant>-<index>`).
@@ -31,11 +32,16 @@ Row = Mapping[str, Any]
 _BLOCK = re.compile(r"(?ms)^Problem (\d+): .*?\nOptions: [^\n]*")
 _NUMBER = re.compile(r"(?<![A-Za-z])Problem (\d+):")
 _COUNT = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
-# A letter naming an option: "(C)", "answer is C", "Answer: (C)", "ANSWER:C", "option C".
+# A letter naming an option: "(C)", "answer is C", "Answer: (C)", "ANSWER:C", "Ans is C", "correct
+# option is C", "Option:C", or a bare letter alone on the last line.
 _LETTER = re.compile(
     r"\((?P<a>[A-H])\)"
-    r"|(?P<pre>(?i:answer\s*(?:is|:|=)?\s*(?:option\s*)?|option\s+))(?P<open>[\(\[]?)(?P<b>[A-H])(?![A-Za-z0-9])"
+    r"|(?P<pre>(?i:\b(?:answer|ans)\s*(?:is|:|=|-)?\s*(?:option\s*)?|\b(?:correct\s+)?option\s*(?:is\s*)?:?\s*))"
+    r"(?P<open>[\(\[]?)(?P<b>[A-H])(?![A-Za-z0-9])"
+    r"|(?P<nl>\n\s*)(?P<c>[A-H])(?=\s*\.?\s*$)"
 )
+# Letters left standing after remapping (B-H; "A" is too often the article) make a remap uncertain.
+_STRAY = re.compile(r"(?<![A-Za-z0-9])[B-H](?![A-Za-z0-9])|(?<![A-Za-z0-9])A\W*$")
 
 
 @dataclass(frozen=True)
@@ -144,9 +150,20 @@ def remap_letters(text: str, new_letter: Mapping[str, str]) -> str:
     def sub(m: re.Match[str]) -> str:
         if m.group("a"):
             return f"({new_letter.get(m.group('a'), m.group('a'))})"
+        if m.group("c"):
+            return m.group("nl") + new_letter.get(m.group("c"), m.group("c"))
         return m.group("pre") + m.group("open") + new_letter.get(m.group("b"), m.group("b"))
 
     return _LETTER.sub(sub, text)
+
+
+def stray_letters(text: str) -> bool:
+    """Whether a letter that may name an option is left outside every recognised reference.
+
+    >>> stray_letters("Answer: (C)"), stray_letters("Thus we get B"), stray_letters("A train runs")
+    (False, True, False)
+    """
+    return _STRAY.search(_LETTER.sub("", text)) is not None
 
 
 def option_order(row: Row, pool: Sequence[Row], rng: random.Random) -> Transformed | None:
@@ -161,10 +178,11 @@ def option_order(row: Row, pool: Sequence[Row], rng: random.Random) -> Transform
     sources = [dict(s) for s in row["sources"]]
     prot = next(s for s in sources if s["protected"])
     before = parse_answer(prot["original"], options)
-    if before is not None:  # the query's own worked solution names its answer letter
-        prot["original"] = remap_letters(prot["original"], new_letter)
-        if parse_answer(prot["original"], new_options) != order.index(before):
-            return None  # a letter we could not map with certainty: skip, never mislead
+    if stray_letters(prot["original"]):
+        return None  # a letter we could not map with certainty: skip, never mislead
+    prot["original"] = remap_letters(prot["original"], new_letter)
+    if before is not None and parse_answer(prot["original"], new_options) != order.index(before):
+        return None
     template = row["template"].replace(shown, format_options(new_options))
     return Transformed(_with(row, template, sources, new_options, order.index(int(row["answer"]))), tuple(order))
 
