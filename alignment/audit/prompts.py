@@ -54,7 +54,7 @@ def _rng(seed: int, name: str, row: Row) -> random.Random:
     return random.Random(f"audit/{seed}/{name}/{row['id']}")
 
 
-def _derangement_free_shuffle(n: int, rng: random.Random) -> list[int]:
+def _moved_shuffle(n: int, rng: random.Random) -> list[int]:
     """A seeded permutation of range(n) that is not the identity (n >= 2)."""
     while True:
         order = list(range(n))
@@ -104,7 +104,7 @@ def book_order(row: Row, pool: Sequence[Row], rng: random.Random) -> Transformed
     blocks = book_blocks(row["template"])
     if blocks is None:
         return None
-    order = _derangement_free_shuffle(len(blocks), rng)
+    order = _moved_shuffle(len(blocks), rng)
     new_number = {int(blocks[i].group(1)): pos + 1 for pos, i in enumerate(order)}
     texts = [renumber(blocks[i].group(0), new_number) for i in order]
     return Transformed(_rebook(row, blocks, texts, new_number), tuple(range(len(row["options"]))))
@@ -171,7 +171,7 @@ def option_order(row: Row, pool: Sequence[Row], rng: random.Random) -> Transform
     shown = format_options(options)
     if len(options) < 2 or shown not in row["template"]:
         return None
-    order = _derangement_free_shuffle(len(options), rng)  # new position j shows base option order[j]
+    order = _moved_shuffle(len(options), rng)  # new position j shows base option order[j]
     new_options = [options[i] for i in order]
     letters = "ABCDEFGH"
     new_letter = {letters[i]: letters[order.index(i)] for i in range(len(options))}
