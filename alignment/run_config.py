@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from alignment.attribution import AttributionConfig
+from alignment.audit.config import AuditConfig
 from alignment.bon import BonConfig
 from alignment.config import apply_overrides, check, doc, from_dict, read_yaml
 from alignment.dpo.config import DPOConfig
@@ -33,6 +34,7 @@ class RunConfig:
     judge: JudgeConfig = doc("The acknowledgment judge (see judge.*).", factory=JudgeConfig)
     bon: BonConfig = doc("Best-of-N settings (see bon.*).", factory=BonConfig)
     dpo: DPOConfig = doc("DPO on reward-ranked pairs (see dpo.*).", factory=DPOConfig)
+    audit: AuditConfig = doc("Evaluator audits: paired consistency, D/C against the cube (see audit.*).", factory=AuditConfig)
 
     def __post_init__(self) -> None:
         check(bool(self.name) and "/" not in self.name, "name", "must be a non-empty name without '/'")

@@ -53,6 +53,7 @@ def _stages() -> list[Stage]:
     from alignment.stages import (
         ack,
         attribute,
+        audit,
         bon,
         build,
         dpo_eval,
@@ -75,14 +76,16 @@ def _stages() -> list[Stage]:
         Stage("score", score.score, "reward", inputs=("build", "generate", "attribute")),
         Stage("ack", ack.ack, "judge", inputs=("generate",)),
         Stage("bon", bon.bon, "bon", inputs=("generate", "score", "ack")),
+        Stage("audit", audit.audit, "audit", ("generation", "reward", "judge", "attribution"),
+              ("build", "generate", "attribute", "ack"), lambda c: c.audit.enabled),
         Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score")),
         Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",)),
         Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-train")),
-        Stage("report", report.report, None, inputs=("attribute", "bon"), optional=("dpo-eval",)),
+        Stage("report", report.report, None, inputs=("attribute", "bon"), optional=("dpo-eval", "audit")),
     ]
 
 
-STAGE_NAMES = ("build", "generate", "receipts", "attribute", "score", "ack", "bon", "dpo-pairs", "dpo-train", "dpo-eval", "report")
+STAGE_NAMES = ("build", "generate", "receipts", "attribute", "score", "ack", "bon", "audit", "dpo-pairs", "dpo-train", "dpo-eval", "report")
 
 
 def get_stage(name: str) -> Stage:
@@ -93,8 +96,8 @@ def get_stage(name: str) -> Stage:
 
 
 def stage_inputs(stage: Stage, cfg: RunConfig) -> list[str]:
-    """Declared inputs, plus `receipts` for attribute when receipts are on."""
-    extra = ["receipts"] if stage.name == "attribute" and cfg.attribution.receipts else []
+    """Declared inputs, plus `receipts` for attribute and audit when receipts are on."""
+    extra = ["receipts"] if stage.name in ("attribute", "audit") and cfg.attribution.receipts else []
     return [*stage.inputs, *extra]
 
 
