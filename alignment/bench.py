@@ -6,6 +6,12 @@ tokens from the same prompt. Model: SmolLM2-135M in fp32 on CPU; the scoring bod
 seeded random one-logit head (fine for timing and exactness, meaningless as a reward). Prints
 wall times, token positions processed, speedups and max |Δ|; with --json the last line is a
 JSON object.
+
+The decode section, in float32 and in the dtype `dtype: auto` picks on this machine: the time of
+one decode step of N samples over the shared prompt relative to the same step over a 100-token
+context (`decode_step_ratio`; the short context is the floor set by the weights), the same ratio
+for the batched decode with a repeated prompt cache, prefill tokens/s, and end-to-end sampling
+tokens/s (prefill included). Ratios are only comparable within one run; the CPU is recorded.
 """
 
 from __future__ import annotations
@@ -13,15 +19,18 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from alignment.generation import shared_prefix as sp
 from alignment.generation.base import GenerationConfig, chat_for
 from alignment.generation.hf import TransformersGenerator
-from alignment.generation.models import load_model, load_tokenizer, resolve
+from alignment.generation.models import auto_dtype, cpu_flags, load_model, load_tokenizer, resolve
 from alignment.reward.base import RewardConfig, split_shared, token_lists, user_turn
 from alignment.reward.classifier import ClassifierRM
 from alignment.tasks.base import load_prompt, render
@@ -128,6 +137,85 @@ def bench_generation(args: argparse.Namespace, chat: list[dict[str, str]]) -> di
     }
 
 
+def step_ms(model: Any, prefix: sp.Prefix, rows: int, steps: int) -> float:
+    """Median wall time (ms) of one shared-prefix decode step of `rows` samples of `prefix`."""
+    batch = sp.Batch(model, [prefix], [0] * rows, steps + 2)
+    tokens = torch.full((rows,), 100)
+    times = [timed(lambda: sp.step(model, batch, tokens))[1] for _ in range(steps + 2)]
+    return 1000 * statistics.median(times[2:])  # the first two steps warm allocator and caches
+
+
+@torch.inference_mode()
+def batched_step_ms(model: Any, prefix: sp.Prefix, rows: int, steps: int) -> float:
+    """The same step through the model's own forward with the prompt cache repeated per row."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=model.config)
+    for i, (k, v) in enumerate(zip(prefix.keys, prefix.values, strict=True)):
+        cache.update(k.expand(rows, *k.shape).contiguous(), v.expand(rows, *v.shape).contiguous(), i)
+    tokens = torch.full((rows, 1), 100)
+    times = []
+    for n in range(prefix.length + 1, prefix.length + steps + 3):
+        mask, pos = torch.ones(rows, n, dtype=torch.long), torch.full((rows, 1), n - 1)
+        times.append(timed(lambda m=mask, p=pos: model(input_ids=tokens, attention_mask=m, position_ids=p, cache=cache))[1])
+    return 1000 * statistics.median(times[2:])
+
+
+def bench_decode(args: argparse.Namespace, chat: list[dict[str, str]], dtype: str, model: str) -> dict[str, Any]:
+    """Decode-step ratio, prefill and end-to-end sampling speed with the weights in `dtype`."""
+    cfg = GenerationConfig(
+        model=model, dtype=dtype, device="cpu", batch_size=args.n, max_new_tokens=args.new_tokens, temperature=0.8, top_p=0.95
+    )
+    gen = TransformersGenerator(cfg, shared_prefix=True)
+    model, ids = gen.model, gen.tokenizer(gen.render(chat), add_special_tokens=False).input_ids
+    long, t_prefill = timed(lambda: sp.prefill(model, ids))
+    short = sp.prefill(model, ids[: args.short_tokens])
+    out = {"dtype": gen.runtime["dtype"], "prefill_tokens_per_s": len(ids) / t_prefill}
+    out["decode_step_ms_long"] = step_ms(model, long, args.n, args.steps)
+    out["decode_step_ms_short"] = step_ms(model, short, args.n, args.steps)
+    out["decode_step_ratio"] = out["decode_step_ms_long"] / out["decode_step_ms_short"]
+    if not args.skip_batched_step:
+        ratio = batched_step_ms(model, long, args.n, args.steps) / batched_step_ms(model, short, args.n, args.steps)
+        out["decode_step_ratio_batched"] = ratio
+    gen.stop = set()  # the full new-token budget for every sample
+    _, t_gen = timed(lambda: gen.generate([chat], [[2000 + i for i in range(args.n)]]))
+    out["sampling_tokens_per_s"] = args.n * args.new_tokens / t_gen
+    return out
+
+
+def cpu_name() -> str:
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return "unknown"
+    return next((ln.partition(":")[2].strip() for ln in lines if ln.startswith("model name")), "unknown")
+
+
+def decode_section(args: argparse.Namespace, chat: list[dict[str, str]], model: str = "smollm2-135m") -> dict[str, Any]:
+    """float32 and auto-dtype decode numbers; auto is measured again only where it is not fp32."""
+    auto, why = auto_dtype("cpu")
+    fp32 = bench_decode(args, chat, "float32", model)
+    measured = auto != "float32"
+    auto_run = bench_decode(args, chat, auto, model) if measured else fp32
+    result: dict[str, Any] = {"cpu": cpu_name(), "cpu_bf16_flags": sorted(f for f in cpu_flags() or () if "bf16" in f)}
+    result |= {f"fp32_{k}": v for k, v in fp32.items()} | {f"auto_{k}": v for k, v in auto_run.items()}
+    result |= {"auto_dtype": auto, "auto_dtype_reason": why, "auto_measured_separately": measured}
+    result["decode_step_ratio"] = auto_run["decode_step_ratio"]  # what the default config gets
+    return result
+
+
+def print_decode(r: dict[str, Any]) -> None:
+    print(f"decode   : {r['cpu']}; auto dtype = {r['auto_dtype']} ({r['auto_dtype_reason']})")
+    for d in ("fp32", "auto") if r["auto_measured_separately"] else ("fp32",):
+        batched = r.get(f"{d}_decode_step_ratio_batched")
+        print(
+            f"  {d:<5}: step {r[f'{d}_decode_step_ms_long']:.0f} ms with the shared prompt vs "
+            f"{r[f'{d}_decode_step_ms_short']:.0f} ms with a short context = {r[f'{d}_decode_step_ratio']:.2f}x"
+            + (f" (batched decode: {batched:.2f}x)" if batched else "")
+            + f"; prefill {r[f'{d}_prefill_tokens_per_s']:.0f} tok/s; sampling {r[f'{d}_sampling_tokens_per_s']:.1f} tok/s"
+        )
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     chat = mathbook_chat(load_tokenizer(resolve("smollm2-135m")), args.prompt_tokens)
     result: dict[str, Any] = {"n": args.n, "threads": torch.get_num_threads()}
@@ -147,6 +235,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"{result['generation_shared_positions']} ({result['generation_position_ratio']:.2f}x); "
             f"token-identical {result['generation_identical']}"
         )
+    if not args.skip_decode:
+        result |= decode_section(args, chat)
+        print_decode(result)
     if args.json:
         print(json.dumps(result))
     return 0
@@ -162,4 +253,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=8, help="scoring: sequences per forward (both paths)")
     p.add_argument("--skip-scoring", action="store_true")
     p.add_argument("--skip-generation", action="store_true")
+    p.add_argument("--skip-decode", action="store_true", help="skip decode-step, prefill and sampling speed")
+    p.add_argument("--skip-batched-step", action="store_true", help="decode: skip the repeated-cache step ratio")
+    p.add_argument("--steps", type=int, default=8, help="decode: timed steps per context (median reported)")
+    p.add_argument("--short-tokens", type=int, default=100, help="decode: length of the short context")
     p.set_defaults(func=cmd_bench)

@@ -223,3 +223,23 @@ def test_explicit_dtype_is_kept(tiny_llama_dir: Path, monkeypatch) -> None:
     g = gen(tiny_llama_dir, dtype="float32")
     assert g.runtime["dtype"] == "float32" and g.runtime["dtype_reason"] == "set in the config"
     assert models.resolve_dtype("auto", "cuda:1") == ("bfloat16", "auto: CUDA device")
+
+
+@pytest.mark.parametrize("top_p", [0.5, 0.95, 1.0])
+def test_nucleus_equals_sorting_the_whole_vocabulary(top_p: float) -> None:
+    """The top-k nucleus keeps exactly the tokens the full sort keeps (up to the order of exact
+    ties at the cut), from peaked to nearly flat distributions."""
+    import torch
+
+    from alignment.generation.hf import nucleus
+
+    torch.manual_seed(0)
+    for scale in (0.05, 1.0, 4.0, 20.0):
+        probs = torch.softmax(torch.randn(32, 5000) * scale, dim=-1)
+        sorted_p, order = probs.sort(dim=-1, descending=True)
+        drop = sorted_p.cumsum(-1) - sorted_p >= top_p
+        want = ~torch.zeros_like(drop).scatter(1, order, drop)
+        got = nucleus(probs, top_p)
+        assert torch.equal(got.sum(-1), want.sum(-1)), scale
+        for r, c in (got != want).nonzero().tolist():
+            assert int((probs[r] == probs[r, c]).sum()) > 1  # only tied probabilities may swap
