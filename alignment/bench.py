@@ -137,28 +137,38 @@ def bench_generation(args: argparse.Namespace, chat: list[dict[str, str]]) -> di
     }
 
 
-def step_ms(model: Any, prefix: sp.Prefix, rows: int, steps: int) -> float:
-    """Median wall time (ms) of one shared-prefix decode step of `rows` samples of `prefix`."""
-    batch = sp.Batch(model, [prefix], [0] * rows, steps + 2)
-    tokens = torch.full((rows,), 100)
-    times = [timed(lambda: sp.step(model, batch, tokens))[1] for _ in range(steps + 2)]
-    return 1000 * statistics.median(times[2:])  # the first two steps warm allocator and caches
+def shared_stepper(model: Any, prefix: sp.Prefix, rows: int, capacity: int) -> Any:
+    """One shared-prefix decode step of `rows` samples of `prefix` per call."""
+    batch, tokens = sp.Batch(model, [prefix], [0] * rows, capacity), torch.full((rows,), 100)
+    return lambda: sp.step(model, batch, tokens)
 
 
-@torch.inference_mode()
-def batched_step_ms(model: Any, prefix: sp.Prefix, rows: int, steps: int) -> float:
+def batched_stepper(model: Any, prefix: sp.Prefix, rows: int) -> Any:
     """The same step through the model's own forward with the prompt cache repeated per row."""
     from transformers import DynamicCache
 
     cache = DynamicCache(config=model.config)
     for i, (k, v) in enumerate(zip(prefix.keys, prefix.values, strict=True)):
         cache.update(k.expand(rows, *k.shape).contiguous(), v.expand(rows, *v.shape).contiguous(), i)
-    tokens = torch.full((rows, 1), 100)
-    times = []
-    for n in range(prefix.length + 1, prefix.length + steps + 3):
-        mask, pos = torch.ones(rows, n, dtype=torch.long), torch.full((rows, 1), n - 1)
-        times.append(timed(lambda m=mask, p=pos: model(input_ids=tokens, attention_mask=m, position_ids=p, cache=cache))[1])
-    return 1000 * statistics.median(times[2:])
+    tokens, seen = torch.full((rows, 1), 100), [prefix.length]
+
+    @torch.inference_mode()
+    def step() -> Any:
+        seen[0] += 1
+        mask, pos = torch.ones(rows, seen[0], dtype=torch.long), torch.full((rows, 1), seen[0] - 1)
+        return model(input_ids=tokens, attention_mask=mask, position_ids=pos, cache=cache)
+
+    return step
+
+
+def alternating_ms(fns: list[Any], rounds: int, warm: int = 2) -> list[float]:
+    """Median ms per call of each function, called in turns so that a change in machine load
+    hits all of them alike (a ratio of two separately timed runs drifted 0.9-1.3x under load)."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(warm + rounds):
+        for t, f in zip(times, fns, strict=True):
+            t.append(timed(f)[1])
+    return [1000 * statistics.median(t[warm:]) for t in times]
 
 
 def bench_decode(args: argparse.Namespace, chat: list[dict[str, str]], dtype: str, model: str) -> dict[str, Any]:
@@ -171,12 +181,15 @@ def bench_decode(args: argparse.Namespace, chat: list[dict[str, str]], dtype: st
     long, t_prefill = timed(lambda: sp.prefill(model, ids))
     short = sp.prefill(model, ids[: args.short_tokens])
     out = {"dtype": gen.runtime["dtype"], "prefill_tokens_per_s": len(ids) / t_prefill}
-    out["decode_step_ms_long"] = step_ms(model, long, args.n, args.steps)
-    out["decode_step_ms_short"] = step_ms(model, short, args.n, args.steps)
-    out["decode_step_ratio"] = out["decode_step_ms_long"] / out["decode_step_ms_short"]
+    steppers = [shared_stepper(model, p, args.n, args.steps + 2) for p in (long, short)]
     if not args.skip_batched_step:
-        ratio = batched_step_ms(model, long, args.n, args.steps) / batched_step_ms(model, short, args.n, args.steps)
-        out["decode_step_ratio_batched"] = ratio
+        steppers += [batched_stepper(model, p, args.n) for p in (long, short)]
+    ms = alternating_ms(steppers, args.steps)
+    out["decode_step_ms_long"], out["decode_step_ms_short"] = ms[:2]
+    out["decode_step_ratio"] = ms[0] / ms[1]
+    if not args.skip_batched_step:
+        out["decode_step_ms_long_batched"], out["decode_step_ms_short_batched"] = ms[2:]
+        out["decode_step_ratio_batched"] = ms[2] / ms[3]
     gen.stop = set()  # the full new-token budget for every sample
     _, t_gen = timed(lambda: gen.generate([chat], [[2000 + i for i in range(args.n)]]))
     out["sampling_tokens_per_s"] = args.n * args.new_tokens / t_gen

@@ -1,8 +1,10 @@
 """`pytest tests/test_shared_prefix.py`: shared-prefix scoring and generation equal the naive paths.
 
 Tiny random models (tests/conftest.py) in fp32: packed scoring must match full-sequence scoring
-within 1e-4 for both reward backends, whatever the batch size or response order, and N samples
-decoded from one prefilled, repeated cache must be token-identical to the naive batched decode.
+within 1e-4 for both reward backends, whatever the batch size or response order. The
+shared-prefix decoder (all samples attend to one prompt cache, finished rows leave the batch)
+must give logits within 1e-4 of a plain full-sequence forward and texts token-identical to the
+naive batched decode, greedy and sampled; other architectures fall back and say so once.
 """
 
 from __future__ import annotations
