@@ -6,6 +6,12 @@ tokens from the same prompt. Model: SmolLM2-135M in fp32 on CPU; the scoring bod
 seeded random one-logit head (fine for timing and exactness, meaningless as a reward). Prints
 wall times, token positions processed, speedups and max |Δ|; with --json the last line is a
 JSON object.
+
+The decode section, in float32 and in the dtype `dtype: auto` picks on this machine: the time of
+one decode step of N samples over the shared prompt relative to the same step over a 100-token
+context (`decode_step_ratio`; the short context is the floor set by the weights), the same ratio
+for the batched decode with a repeated prompt cache, prefill tokens/s, and end-to-end sampling
+tokens/s (prefill included). Ratios are only comparable within one run; the CPU is recorded.
 """
 
 from __future__ import annotations
@@ -13,15 +19,18 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+import alignment.generation.shared_prefix as sp
 from alignment.generation.base import GenerationConfig, chat_for
 from alignment.generation.hf import TransformersGenerator
-from alignment.generation.models import load_model, load_tokenizer
+from alignment.generation.models import auto_dtype, cpu_flags, load_model, load_tokenizer
 from alignment.presets import resolve
 from alignment.reward.base import RewardConfig, split_shared, token_lists, user_turn
 from alignment.reward.classifier import ClassifierRM
@@ -129,6 +138,98 @@ def bench_generation(args: argparse.Namespace, chat: list[dict[str, str]]) -> di
     }
 
 
+def shared_stepper(model: Any, prefix: sp.Prefix, rows: int, capacity: int) -> Any:
+    """One shared-prefix decode step of `rows` samples of `prefix` per call."""
+    batch, tokens = sp.Batch(model, [prefix], [0] * rows, capacity), torch.full((rows,), 100)
+    return lambda: sp.step(model, batch, tokens)
+
+
+def batched_stepper(model: Any, prefix: sp.Prefix, rows: int) -> Any:
+    """The same step through the model's own forward with the prompt cache repeated per row."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=model.config)
+    for i, (k, v) in enumerate(zip(prefix.keys, prefix.values, strict=True)):
+        cache.update(k.expand(rows, *k.shape).contiguous(), v.expand(rows, *v.shape).contiguous(), i)
+    tokens, seen = torch.full((rows, 1), 100), [prefix.length]
+
+    @torch.inference_mode()
+    def step() -> Any:
+        seen[0] += 1
+        mask, pos = torch.ones(rows, seen[0], dtype=torch.long), torch.full((rows, 1), seen[0] - 1)
+        return model(input_ids=tokens, attention_mask=mask, position_ids=pos, cache=cache)
+
+    return step
+
+
+def alternating_ms(fns: list[Any], rounds: int, warm: int = 2) -> list[float]:
+    """Median ms per call of each function, called in turns so that a change in machine load
+    hits all of them alike (a ratio of two separately timed runs drifted 0.9-1.3x under load)."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(warm + rounds):
+        for t, f in zip(times, fns, strict=True):
+            t.append(timed(f)[1])
+    return [1000 * statistics.median(t[warm:]) for t in times]
+
+
+def bench_decode(args: argparse.Namespace, chat: list[dict[str, str]], dtype: str, model: str) -> dict[str, Any]:
+    """Decode-step ratio, prefill and end-to-end sampling speed with the weights in `dtype`."""
+    cfg = GenerationConfig(
+        model=model, dtype=dtype, device="cpu", batch_size=args.n, max_new_tokens=args.new_tokens, temperature=0.8, top_p=0.95
+    )
+    gen = TransformersGenerator(cfg, shared_prefix=True)
+    model, ids = gen.model, gen.tokenizer(gen.render(chat), add_special_tokens=False).input_ids
+    long, t_prefill = timed(lambda: sp.prefill(model, ids))
+    short = sp.prefill(model, ids[: args.short_tokens])
+    out = {"dtype": gen.runtime["dtype"], "prefill_tokens_per_s": len(ids) / t_prefill}
+    steppers = [shared_stepper(model, p, args.n, args.steps + 2) for p in (long, short)]
+    if not args.skip_batched_step:
+        steppers += [batched_stepper(model, p, args.n) for p in (long, short)]
+    ms = alternating_ms(steppers, args.steps)
+    out["decode_step_ms_long"], out["decode_step_ms_short"] = ms[:2]
+    out["decode_step_ratio"] = ms[0] / ms[1]
+    if not args.skip_batched_step:
+        out["decode_step_ms_long_batched"], out["decode_step_ms_short_batched"] = ms[2:]
+        out["decode_step_ratio_batched"] = ms[2] / ms[3]
+    gen.stop = set()  # the full new-token budget for every sample
+    _, t_gen = timed(lambda: gen.generate([chat], [[2000 + i for i in range(args.n)]]))
+    out["sampling_tokens_per_s"] = args.n * args.new_tokens / t_gen
+    return out
+
+
+def cpu_name() -> str:
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return "unknown"
+    return next((ln.partition(":")[2].strip() for ln in lines if ln.startswith("model name")), "unknown")
+
+
+def decode_section(args: argparse.Namespace, chat: list[dict[str, str]], model: str = "smollm2-135m") -> dict[str, Any]:
+    """float32 and auto-dtype decode numbers; auto is measured again only where it is not fp32."""
+    auto, why = auto_dtype("cpu")
+    fp32 = bench_decode(args, chat, "float32", model)
+    measured = auto != "float32"
+    auto_run = bench_decode(args, chat, auto, model) if measured else fp32
+    result: dict[str, Any] = {"cpu": cpu_name(), "cpu_bf16_flags": sorted(f for f in cpu_flags() or () if "bf16" in f)}
+    result |= {f"fp32_{k}": v for k, v in fp32.items()} | {f"auto_{k}": v for k, v in auto_run.items()}
+    result |= {"auto_dtype": auto, "auto_dtype_reason": why, "auto_measured_separately": measured}
+    result["decode_step_ratio"] = auto_run["decode_step_ratio"]  # what the default config gets
+    return result
+
+
+def print_decode(r: dict[str, Any]) -> None:
+    print(f"decode   : {r['cpu']}; auto dtype = {r['auto_dtype']} ({r['auto_dtype_reason']})")
+    for d in ("fp32", "auto") if r["auto_measured_separately"] else ("fp32",):
+        batched = r.get(f"{d}_decode_step_ratio_batched")
+        print(
+            f"  {d:<5}: step {r[f'{d}_decode_step_ms_long']:.0f} ms with the shared prompt vs "
+            f"{r[f'{d}_decode_step_ms_short']:.0f} ms with a short context = {r[f'{d}_decode_step_ratio']:.2f}x"
+            + (f" (batched decode: {batched:.2f}x)" if batched else "")
+            + f"; prefill {r[f'{d}_prefill_tokens_per_s']:.0f} tok/s; sampling {r[f'{d}_sampling_tokens_per_s']:.1f} tok/s"
+        )
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     chat = mathbook_chat(load_tokenizer(resolve("smollm2-135m")), args.prompt_tokens)
     result: dict[str, Any] = {"n": args.n, "threads": torch.get_num_threads()}
@@ -148,6 +249,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"{result['generation_shared_positions']} ({result['generation_position_ratio']:.2f}x); "
             f"token-identical {result['generation_identical']}"
         )
+    if not args.skip_decode:
+        result |= decode_section(args, chat)
+        print_decode(result)
     if args.json:
         print(json.dumps(result))
     return 0
@@ -163,4 +267,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=8, help="scoring: sequences per forward (both paths)")
     p.add_argument("--skip-scoring", action="store_true")
     p.add_argument("--skip-generation", action="store_true")
+    p.add_argument("--skip-decode", action="store_true", help="skip decode-step, prefill and sampling speed")
+    p.add_argument("--skip-batched-step", action="store_true", help="decode: skip the repeated-cache step ratio")
+    p.add_argument("--steps", type=int, default=8, help="decode: timed steps per context (median reported)")
+    p.add_argument("--short-tokens", type=int, default=100, help="decode: length of the short context")
     p.set_defaults(func=cmd_bench)

@@ -192,3 +192,54 @@ def test_sample_seed_is_stable() -> None:
     assert sample_seed(0, "ex-1", "orig", 3) == sample_seed(0, "ex-1", "orig", 3)
     assert len({sample_seed(0, "ex", v, s) for v in ("orig", "cf") for s in range(50)}) == 100
     assert 0 <= sample_seed(5, "x") < 2**63
+
+
+@pytest.mark.parametrize(
+    "flags, dtype, why",
+    [
+        (frozenset({"avx2", "fma"}), "float32", "lacks avx512_bf16/amx_bf16"),
+        (frozenset({"avx2", "avx512_bf16"}), "bfloat16", "natively (avx512_bf16)"),
+        (None, "float32", "unreadable"),
+    ],
+)
+def test_auto_dtype_follows_the_cpu(tiny_llama_dir: Path, monkeypatch, flags, dtype: str, why: str) -> None:
+    """`dtype: auto` on CPU: bf16 only with native bf16 instructions; the generator reports what it used."""
+    import torch
+
+    from alignment.generation import models
+
+    monkeypatch.setattr(models, "cpu_flags", lambda: flags)
+    g = gen(tiny_llama_dir, dtype="auto", max_new_tokens=4)
+    assert g.model.dtype == getattr(torch, dtype)
+    assert g.runtime["dtype"] == dtype and why in g.runtime["dtype_reason"]
+    assert g.runtime["decoder"] == "shared-prefix"
+    assert [len(o) for o in g.generate(CHATS[:2], [[1, 2], [3]])] == [2, 1]
+
+
+def test_explicit_dtype_is_kept(tiny_llama_dir: Path, monkeypatch) -> None:
+    from alignment.generation import models
+
+    monkeypatch.setattr(models, "cpu_flags", lambda: frozenset({"amx_bf16"}))
+    g = gen(tiny_llama_dir, dtype="float32")
+    assert g.runtime["dtype"] == "float32" and g.runtime["dtype_reason"] == "set in the config"
+    assert models.resolve_dtype("auto", "cuda:1") == ("bfloat16", "auto: CUDA device")
+
+
+@pytest.mark.parametrize("top_p", [0.5, 0.95, 1.0])
+def test_nucleus_equals_sorting_the_whole_vocabulary(top_p: float) -> None:
+    """The top-k nucleus keeps exactly the tokens the full sort keeps (up to the order of exact
+    ties at the cut), from peaked to nearly flat distributions."""
+    import torch
+
+    from alignment.generation.hf import nucleus
+
+    torch.manual_seed(0)
+    for scale in (0.05, 1.0, 4.0, 20.0):
+        probs = torch.softmax(torch.randn(32, 5000) * scale, dim=-1)
+        sorted_p, order = probs.sort(dim=-1, descending=True)
+        drop = sorted_p.cumsum(-1) - sorted_p >= top_p
+        want = ~torch.zeros_like(drop).scatter(1, order, drop)
+        got = nucleus(probs, top_p)
+        assert torch.equal(got.sum(-1), want.sum(-1)), scale
+        for r, c in (got != want).nonzero().tolist():
+            assert int((probs[r] == probs[r, c]).sum()) > 1  # only tied probabilities may swap

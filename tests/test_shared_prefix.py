@@ -1,8 +1,10 @@
 """`pytest tests/test_shared_prefix.py`: shared-prefix scoring and generation equal the naive paths.
 
 Tiny random models (tests/conftest.py) in fp32: packed scoring must match full-sequence scoring
-within 1e-4 for both reward backends, whatever the batch size or response order, and N samples
-decoded from one prefilled, repeated cache must be token-identical to the naive batched decode.
+within 1e-4 for both reward backends, whatever the batch size or response order. The
+shared-prefix decoder (all samples attend to one prompt cache, finished rows leave the batch)
+must give logits within 1e-4 of a plain full-sequence forward and texts token-identical to the
+naive batched decode, greedy and sampled; other architectures fall back and say so once.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import numpy as np
 import pytest
 import torch
 
+from alignment.generation import shared_prefix as sp
 from alignment.generation.base import GenerationConfig, chat_for
 from alignment.generation.hf import TransformersGenerator
 from alignment.reward.base import RewardConfig, pack_rows, split_shared
@@ -87,3 +90,121 @@ def test_generation_shared_is_token_identical(tiny_llama_dir, temperature: float
     assert [len(x) for x in a] == [5, 2]
     if temperature:
         assert len(set(a[0])) > 1  # different seeds give different samples
+
+
+# --- the shared-prefix decoder (alignment/generation/shared_prefix.py) ---
+
+CHATS = [PROMPT, chat_for("Be brief.", "The nurse told the patient that she would be back."), chat_for("Hi.", "x = 1")]
+
+
+def _prompt_ids(g: TransformersGenerator, chats: list) -> list[list[int]]:
+    return [g.tokenizer(g.render(c), add_special_tokens=False).input_ids for c in chats]
+
+
+@pytest.fixture(scope="module")
+def pair(tiny_llama_dir):
+    """A shared-prefix generator and a batched one over the same fp32 tiny Llama."""
+    cfg = GenerationConfig(model=str(tiny_llama_dir), dtype="float32", device="cpu", max_new_tokens=24, batch_size=16)
+    shared = TransformersGenerator(cfg, shared_prefix=True)
+    naive = TransformersGenerator(cfg, model=shared.model, tokenizer=shared.tokenizer, shared_prefix=False)
+    assert shared.decoder() == "shared-prefix" and naive.decoder() == "batched"
+    return shared, naive
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float32, 1e-4), (torch.bfloat16, 5e-3)])
+def test_decoder_logits_match_full_forward(pair, dtype, tol) -> None:
+    """Each step's logits equal a plain forward over prompt + tokens so far, row by row, also
+    after rows leave the batch; the prompts have different lengths and share the batch."""
+    model = pair[0].model.to(dtype)
+    try:
+        prompts = _prompt_ids(pair[0], CHATS[:2])
+        row_prompt = [0, 0, 0, 1, 1]
+        prefixes = [sp.prefill(model, p) for p in prompts]
+        batch = sp.Batch(model, prefixes, row_prompt, capacity=8)
+        rng = torch.Generator().manual_seed(0)
+        fed = [list(prompts[p]) for p in row_prompt]
+        logits = torch.stack([prefixes[p].logits for p in row_prompt])
+        worst = 0.0
+        for step in range(8):
+            with torch.inference_mode():
+                full = torch.stack([model(input_ids=torch.tensor([ids])).logits[0, -1] for ids in fed])
+            worst = max(worst, float((logits.float() - full.float()).abs().max()))
+            if step == 4:  # rows 1 and 3 finish: drop them
+                keep = [0, 2, 4]
+                batch.keep(keep)
+                fed = [fed[i] for i in keep]
+            tokens = torch.randint(0, model.config.vocab_size, (len(fed),), generator=rng)
+            for ids, t in zip(fed, tokens.tolist(), strict=True):
+                ids.append(t)
+            logits = sp.step(model, batch, tokens)
+        assert batch.k[0].shape[0] == 3 and batch.row_prefix == [0, 0, 1]
+        assert worst < tol, worst
+    finally:
+        model.float()
+
+
+def test_prefix_is_held_once(pair, monkeypatch) -> None:
+    """The prompt cache is stored once however many samples share it; per-row memory is only
+    the preallocated suffix (max_new_tokens - 1 positions)."""
+    shared, _ = pair
+    seen: list[sp.Batch] = []
+    original = sp.Batch
+
+    class Spy(original):
+        def __init__(self, *a, **k) -> None:
+            super().__init__(*a, **k)
+            seen.append(self)
+
+    monkeypatch.setattr(sp, "Batch", Spy)
+    prompt = _prompt_ids(shared, CHATS[:1])[0]
+    shared.stop = set()  # decode the whole budget
+    try:
+        shared.generate(CHATS[:1], [list(range(12))])
+    finally:
+        shared.stop = {shared.tokenizer.eos_token_id}
+    (batch,) = seen
+    cfg = shared.model.config
+    assert len(batch.prefixes) == 1 and batch.prefixes[0].keys[0].shape == (cfg.num_key_value_heads, len(prompt), 8)
+    assert batch.k[0].shape == (12, cfg.num_key_value_heads, 23, 8)
+
+
+@pytest.mark.parametrize("temperature", [0.8, 0.0])
+def test_shared_decoder_equals_batched_with_early_stops(pair, monkeypatch, temperature: float) -> None:
+    """Samples that stop at different steps leave the batch; every text (greedy or sampled, same
+    seeds) equals the batched decode's, which keeps finished rows and pads them."""
+    shared, naive = pair
+    kept: list[int] = []
+    keep = sp.Batch.keep
+    monkeypatch.setattr(sp.Batch, "keep", lambda self, rows: (kept.append(len(rows)), keep(self, rows))[1])
+    seeds = [[31, 32, 33, 34], [41, 42, 43], [51]]
+    for g in pair:
+        g.cfg.temperature = temperature
+    try:
+        free = naive.generate(CHATS, seeds)
+        # Stop on tokens the free-running samples emit midway, so rows end at different steps.
+        tokens = [shared.tokenizer(t, add_special_tokens=False).input_ids for o in free for t in o]
+        stops = {ids[len(ids) // 2] for ids in tokens if len(ids) > 4}
+        for g in pair:
+            g.stop = g.stop | stops
+        a, b = shared.generate(CHATS, seeds), naive.generate(CHATS, seeds)
+    finally:
+        for g in pair:
+            g.cfg.temperature, g.stop = 0.8, {g.tokenizer.eos_token_id}
+    assert a == b
+    assert kept and kept == sorted(kept, reverse=True)  # rows really left the batch, step by step
+
+
+def test_unsupported_architecture_falls_back_once(tiny_tokenizer, capsys) -> None:
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    gpt2 = GPT2LMHeadModel(GPT2Config(vocab_size=len(tiny_tokenizer), n_embd=32, n_layer=2, n_head=4, n_positions=512,
+                                      eos_token_id=tiny_tokenizer.eos_token_id)).eval()
+    cfg = GenerationConfig(dtype="float32", device="cpu", max_new_tokens=6, batch_size=8)
+    shared = TransformersGenerator(cfg, model=gpt2, tokenizer=tiny_tokenizer, shared_prefix=True)
+    naive = TransformersGenerator(cfg, model=gpt2, tokenizer=tiny_tokenizer, shared_prefix=False)
+    seeds = [[1, 2, 3], [4, 5]]
+    assert shared.generate(CHATS[:2], seeds) == naive.generate(CHATS[:2], seeds)
+    shared.generate(CHATS[:2], seeds)
+    assert shared.runtime["decoder"] == "repeat-cache"
+    assert capsys.readouterr().err.count("'gpt2'") == 1  # said once, not per batch

@@ -1,6 +1,7 @@
 """Generation: the `Generator` interface with transformers and vLLM backends, and the stage."""
 
-from alignment.generation import hf, vllm_backend  # noqa: F401  (register the backends)
+import alignment.generation.hf  # noqa: F401  (register the backends)
+import alignment.generation.vllm_backend  # noqa: F401
 from alignment.generation.base import (
     GENERATORS,
     Chat,

@@ -29,7 +29,7 @@ class GenerationConfig:
     max_new_tokens: int = doc("Maximum new tokens per response.", 256)
     greedy: bool = doc("Also decode one greedy response per prompt (stored with sample = -1).", False)
     batch_size: int = doc("Sequences per forward pass (transformers backend).", 16)
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = doc("Weights dtype; auto = bf16 on GPU, fp32 on CPU.", "auto")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = doc("Weights dtype; auto = bf16 on CUDA or a CPU with native bf16 (avx512_bf16/amx_bf16), else fp32.", "auto")
     device: str = doc("auto, cpu, cuda or cuda:N (transformers backend).", "auto")
     seed: int = doc("Base seed; each sample's seed derives from it, the example id, variant and index.", 0)
     trust_remote_code: bool = doc("Allow model repositories to run their own code (off by default).", False)

@@ -45,6 +45,16 @@ class VLLMGenerator:
     def model_id(self) -> str:
         return self.cfg.model
 
+    @property
+    def runtime(self) -> dict[str, str]:
+        """As `TransformersGenerator.runtime`: the dtype vLLM loaded and why, and the decoder."""
+        # The resolved dtype sits on the engine's model config; fall back to the requested one
+        # where a vLLM version keeps it elsewhere (not exercised without a GPU).
+        config = getattr(getattr(self.llm, "llm_engine", None), "model_config", None)
+        dtype = str(getattr(config, "dtype", self.cfg.dtype)).removeprefix("torch.")
+        why = "auto: vLLM picks from the checkpoint" if self.cfg.dtype == "auto" else "set in the config"
+        return {"dtype": dtype, "dtype_reason": why, "decoder": "vllm"}
+
     def generate(self, chats: list[Chat], seeds: list[list[int]], greedy: bool = False) -> list[list[str]]:
         cfg = self.cfg
         greedy = greedy or cfg.temperature == 0

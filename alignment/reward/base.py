@@ -40,7 +40,7 @@ class RewardConfig:
         "judge",
     )
     model: str = doc("Preset (skywork-reward-llama-3.1-8b-v0.2, ...), hub id or local folder.", "smollm2-135m")
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = doc("Weights dtype; auto = bf16 on GPU, fp32 on CPU.", "auto")
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = doc("Weights dtype; auto = bf16 on CUDA or a CPU with native bf16 (avx512_bf16/amx_bf16), else fp32.", "auto")
     autocast_bf16: bool = doc("CPU only: run fp32 weights under bf16 autocast (faster, approximate).", False)
     device: str = doc("auto, cpu, cuda or cuda:N.", "auto")
     batch_size: int = doc("Sequences per forward pass.", 8)
