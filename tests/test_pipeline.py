@@ -20,6 +20,7 @@ from alignment import cli
 from alignment.generation import sampling as gen_stage
 from alignment.run_config import load_config
 from alignment.runner import STAGE_NAMES, prepare_run_dir, run_all, run_stage
+from alignment.stages import generate as generate_stage
 from alignment.store import RunDir, read_parquet, write_parquet
 
 KEY = ["example_id", "variant", "sample"]
@@ -97,7 +98,7 @@ class CountingGenerators:
             g.generate = generate
             return g
 
-        monkeypatch.setattr(gen_stage, "make_generator", make)
+        monkeypatch.setattr(generate_stage, "make_generator", make)
 
 
 # ------------------------------------------------------------------------------- full run
@@ -162,7 +163,7 @@ def test_rerun_skips_finished_stages(tmp_path: Path, tiny_llama_dir: Path, monke
     def boom(cfg):
         raise AssertionError("a finished stage must not load the model")
 
-    monkeypatch.setattr(gen_stage, "make_generator", boom)
+    monkeypatch.setattr(generate_stage, "make_generator", boom)
     started = time.time()
     run_foundation(cfg, tmp_path / "run")
     assert time.time() - started < 10
