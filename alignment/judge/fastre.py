@@ -129,6 +129,37 @@ def _lowered(text: str) -> str | None:
     return low
 
 
+_GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
+
+
+def top_alternatives(pattern: str) -> list[str]:
+    """The pattern's top-level alternatives, as pattern strings.
+
+    >>> top_alternatives(r"a(?:b|c)|[|(]d|\\|e")
+    ['a(?:b|c)', '[|(]d', '\\\\|e']
+    """
+    parts, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":  # a class: skip to its end ("]" right after "[" or "[^" is a member)
+            i += 2 if pattern[i + 1 : i + 2] == "^" else 1
+            i += 1 if pattern[i : i + 1] == "]" else 0
+            while i < len(pattern) and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return parts + [pattern[start:]]
+
+
 class Pattern:
     """A compiled pattern whose methods skip texts that contain none of its required literals.
     Same methods and results as `re.Pattern` for the ones the judge uses."""
@@ -142,6 +173,15 @@ class Pattern:
         lits = None if anchored else required_literals(pattern, flags)
         self._lits = tuple(sorted(lits)) if lits else None
         self._exact = bool(self._lits) and bool(self.flags & re.I) and _pure_literals(pattern, flags)
+        # A search tries each top-level alternative whose own literals are present on its own:
+        # the leftmost match wins, and at one position the first alternative, as in the engine.
+        # (Only without groups, whose numbers would change, and without global inline flags.)
+        self._alts: list[tuple[re.Pattern[str], tuple[str, ...] | None]] = []
+        alts = top_alternatives(pattern) if self.regex.groups == 0 and not _GLOBAL_FLAGS.search(pattern) else []
+        if self._lits is not None and len(alts) > 1:
+            for alt in alts:
+                own = required_literals(alt, flags)
+                self._alts.append((re.compile(alt, flags), tuple(sorted(own)) if own else None))
         if self._lits is None:  # nothing to test first: the pattern's own methods, at their speed
             self.search, self.match, self.finditer = self.regex.search, self.regex.match, self.regex.finditer  # type: ignore[method-assign]
             self.sub, self.split = self.regex.sub, self.regex.split  # type: ignore[method-assign]
@@ -157,10 +197,22 @@ class Pattern:
         """Whether the pattern matches somewhere in `text` (`bool(search(text))`)."""
         if self._exact and _lowered(text) is not None:
             return self.possible(text)
-        return self.possible(text) and self.regex.search(text) is not None
+        return self.possible(text) and self.search(text) is not None
 
     def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        return self.regex.search(text, pos) if self.possible(text) else None
+        """`re.Pattern.search`; the match may come from the alternative that matched."""
+        if not self.possible(text):
+            return None
+        low = _lowered(text)
+        if not self._alts or low is None:
+            return self.regex.search(text, pos)
+        best = None
+        for regex, lits in self._alts:
+            if lits is None or any(map(low.__contains__, lits)):
+                m = regex.search(text, pos)
+                if m and (best is None or m.start() < best.start()):
+                    best = m
+        return best
 
     def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
         return self.regex.match(text, pos) if self.possible(text) else None
