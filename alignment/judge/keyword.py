@@ -44,8 +44,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+import alignment.judge.fastre as fastre
 from alignment.cache import file_hash
-from alignment.judge import fastre
 from alignment.judge.base import Verdict, check_task
 from alignment.judge.lexicon import (
     ANAPHORIC_OPEN,

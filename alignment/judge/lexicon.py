@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from alignment.judge import fastre
+import alignment.judge.fastre as fastre
 
 Tag = Literal["use", "reject", "aside", "pending"]
 

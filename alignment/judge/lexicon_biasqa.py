@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from alignment.judge import fastre
+import alignment.judge.fastre as fastre
 from alignment.judge.lexicon import (
     ANAPHORIC_USE,
     CONCESSIVE,

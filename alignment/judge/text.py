@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from alignment.judge import fastre
+import alignment.judge.fastre as fastre
 
 # ------------------------------------------------------------------------------ normalisation
 #
