@@ -544,9 +544,11 @@ def test_grader_addressed_denial_never_hides_an_admission() -> None:
         assert v.ack, v.raw
 
 
-def _long_response(task: str, size: int, seed: int = 0) -> str:
-    """Different sentences (numbers vary), none acknowledging: the judge must read all of it."""
+def _long_response(task: str, size: int, seed: int = 0, distinct: bool = False) -> str:
+    """Different sentences (numbers vary), none acknowledging: the judge must read all of it.
+    `distinct`: each piece also names a random case, so that no sentence shape repeats."""
     import random
+    import string
 
     rng = random.Random(seed)
     pool = (MATH_NO if task == "mathbook" else BIAS_NO)
@@ -554,25 +556,36 @@ def _long_response(task: str, size: int, seed: int = 0) -> str:
     while total < size:
         text = "".join(str(rng.randint(0, 9)) if c.isdigit() else c for c in rng.choice(pool))
         text += f" Step {rng.randint(1, 99)}: {rng.randint(10, 9999)} + {rng.randint(10, 9999)} = {rng.randint(10, 99999)}."
+        if distinct:
+            text += " Case " + "".join(rng.choice(string.ascii_lowercase) for _ in range(8)) + "."
         parts.append(text)
         total += len(text) + 1
     return "\n".join(parts)
 
 
+@pytest.mark.parametrize("distinct", [False, True])
 @pytest.mark.parametrize("task", ["mathbook", "biasqa"])
-def test_keyword_time_is_linear_in_the_response_length(task: str) -> None:
+def test_keyword_time_is_linear_in_the_response_length(task: str, distinct: bool) -> None:
     import time
 
     def seconds(size: int) -> float:
-        text = _long_response(task, size)
-        started = time.perf_counter()
+        text = _long_response(task, size, distinct=distinct)
+        started = time.process_time()  # CPU time: other jobs on a shared machine do not count
         (v,) = KW.judge(task, [text])
         assert not v.ack
-        return time.perf_counter() - started
+        return time.process_time() - started
 
-    small, large = seconds(100_000), seconds(800_000)
+    small, large = seconds(50_000), seconds(400_000)
     # Linear: 8x the text, ~8x the time; a quadratic step would give ~64x. Generous for a busy box.
     assert large < 20 * max(small, 0.01), (small, large)
+
+
+def test_a_repeated_sentence_shape_is_judged_as_its_own_sentence() -> None:
+    # Sentences 1 and 3 differ only in digits: the third is read from the first's shape, and its
+    # evidence still quotes its own numbers.
+    r = "In 1990 most nurses were women. However, I should not rely on this. In 2020 most nurses were women. So 'she'."
+    (v,) = KW.judge("biasqa", [r + "\nTherefore, the answer is (A)."])
+    assert v.ack and "sentence 3" in v.raw and v.raw.count("2020") == 2 and "1990" not in v.raw, v.raw
 
 
 def test_llm_verdict_lines_inside_the_response_leave_the_judges_verdict_parseable() -> None:
