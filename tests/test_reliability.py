@@ -461,3 +461,43 @@ def test_internal_error_is_one_line_with_a_log(tmp_path: Path, capsys: pytest.Ca
     assert code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     log = Path(err.strip().rsplit(" ", 1)[1])
     assert log.parent == tmp_path and "RuntimeError: a bug" in log.read_text()
+
+
+# ------------------------------------------------------ damaged model files and shard folders
+
+
+def gen_config(tmp: Path, model: Path) -> str:
+    return tiny_cfg(tmp, generation={"model": str(model), "n_samples": 1, "max_new_tokens": 2,
+                                     "batch_size": 2, "device": "cpu", "dtype": "float32"})
+
+
+def test_truncated_safetensors_is_one_line(built: tuple[Path, Path], tiny_llama_dir: Path, tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    model = tmp_path / "model"
+    shutil.copytree(tiny_llama_dir, model)
+    weights = model / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
+    run = tmp_path / "run"
+    shutil.copytree(built[1], run)
+    code, err = run_case(["generate", gen_config(tmp_path, model), "--out", str(run), "--quiet"], capsys)
+    assert_one_line_exit_2(code, err)
+    assert "cannot load model" in err
+
+
+@pytest.mark.parametrize("damage", ["binary", "directory"])
+def test_damaged_shard_key_file_restarts_the_shards(damage: str, built: tuple[Path, Path], tiny_llama_dir: Path,
+                                                    tmp_path: Path) -> None:
+    cfg = gen_config(tmp_path, tiny_llama_dir)
+    run = tmp_path / "run"
+    shutil.copytree(built[1], run)
+    assert main(["generate", cfg, "--out", str(run), "--quiet"]) == 0
+    want = pd.read_parquet(run / "generate" / "data.parquet")
+    key = run / "generate" / "shards" / "key.txt"
+    key.unlink()
+    if damage == "binary":
+        key.write_bytes(bytes(range(256)))
+    else:
+        key.mkdir()
+    (run / "generate" / "manifest.json").unlink()
+    assert main(["generate", cfg, "--out", str(run), "--quiet"]) == 0
+    pd.testing.assert_frame_equal(pd.read_parquet(run / "generate" / "data.parquet"), want)
