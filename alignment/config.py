@@ -115,7 +115,7 @@ def short(value: Any, n: int = 60) -> str:
     """`repr(value)`, cut to `n` characters so a huge value stays a one-line message.
 
     >>> short("x" * 100, 10)
-    "'xxxxxxxxx..."
+    "'xxxxxxxx..."
     """
     try:
         text = repr(value)

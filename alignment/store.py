@@ -114,11 +114,10 @@ def read_parquet(path: Path, columns: tuple[str, ...] = ()) -> pd.DataFrame:
 # Columns a downstream stage relies on, per (stage, file): a foreign or stale file fails here,
 # naming itself, instead of as a KeyError deep in a stage.
 COLUMNS: dict[tuple[str, str], tuple[str, ...]] = {
-    ("build", "data.parquet"): ("id", "unit_id", "split", "system", "query", "cf_query", "template",
-                                "sources", "answer", "options"),
+    ("build", "data.parquet"): ("id", "system", "query", "cf_query", "answer", "options"),
     ("generate", "data.parquet"): ("example_id", "variant", "sample", "text", "pred", "valid", "correct"),
     ("attribute", "data.parquet"): ("example_id", "sample", "d", "c", "p_d", "p_c", "cf_sample"),
-    ("score", "data.parquet"): ("example_id", "variant", "sample", "reward_plain"),
+    ("score", "data.parquet"): ("example_id", "variant", "sample"),
     ("ack", "data.parquet"): ("example_id", "variant", "sample", "ack"),
 }
 
