@@ -2,7 +2,8 @@
 
 One Math Book-length prompt (~1,500 tokens), N responses of ~270 tokens each scored plain and
 with the task's acknowledgment suffix (prompts/mathbook_ack.txt), then N samples of 128 new
-tokens from the same prompt. Model: SmolLM2-135M in fp32 on CPU; the scoring body gets a
+tokens from the same prompt, then (the contention case) a short decode timed on an idle machine
+and again next to one busy process, with its slowdown ratio. Model: SmolLM2-135M in fp32 on CPU; the scoring body gets a
 seeded random one-logit head (fine for timing and exactness, meaningless as a reward). Prints
 wall times, token positions processed, speedups and max |Δ|; with --json the last line is a
 JSON object.
@@ -18,8 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ import numpy as np
 import torch
 
 import alignment.generation.shared_prefix as sp
+from alignment.errors import UserError
 from alignment.generation.base import GenerationConfig, chat_for
 from alignment.generation.hf import TransformersGenerator
 from alignment.generation.models import auto_dtype, cpu_flags, load_model, load_tokenizer
@@ -228,9 +233,44 @@ def print_decode(r: dict[str, Any]) -> None:
             + (f" (batched decode: {batched:.2f}x)" if batched else "")
             + f"; prefill {r[f'{d}_prefill_tokens_per_s']:.0f} tok/s; sampling {r[f'{d}_sampling_tokens_per_s']:.1f} tok/s"
         )
+def busy_process() -> subprocess.Popen:
+    """Another CPU-bound process on the machine: one core's worth of pure-Python spinning."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def bench_contention(args: argparse.Namespace, chat: list[dict[str, str]]) -> dict[str, Any]:
+    """A small decode timed idle, then next to one busy process: the slowdown a run suffers
+    when it shares the machine (OpenMP threads that spin-wait for a busy core make it far
+    worse than the fair share; `alignment --threads N` and OMP_NUM_THREADS set the threads)."""
+    cfg = GenerationConfig(dtype="float32", device="cpu", batch_size=args.contention_n,
+                           max_new_tokens=args.contention_tokens, temperature=0.8, top_p=0.95)
+    gen = TransformersGenerator(cfg, shared_prefix=True)
+    gen.stop = set()  # decode the full budget both times
+    seeds = [[2000 + i for i in range(args.contention_n)]]
+    gen.generate([chat], seeds)  # warm-up: first-call allocations are not contention
+    idle, t_idle = timed(lambda: gen.generate([chat], seeds))
+    other = busy_process()
+    try:
+        time.sleep(0.5)  # let it reach full speed
+        busy, t_busy = timed(lambda: gen.generate([chat], seeds))
+    finally:
+        other.kill()
+        other.wait()
+    return {
+        "contention_threads": torch.get_num_threads(),
+        "contention_cores": os.cpu_count(),
+        "contention_idle_s": t_idle,
+        "contention_busy_s": t_busy,
+        "contention_slowdown": t_busy / t_idle,
+        "contention_identical": idle == busy,
+    }
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    for name in ("n", "prompt_tokens", "response_tokens", "new_tokens", "batch_size", "contention_n",
+                 "contention_tokens", "contention_prompt_tokens"):
+        if not 1 <= getattr(args, name) <= 100_000:
+            raise UserError(f"--{name.replace('_', '-')} must be between 1 and 100000, got {getattr(args, name)}")
     chat = mathbook_chat(load_tokenizer(resolve("smollm2-135m")), args.prompt_tokens)
     result: dict[str, Any] = {"n": args.n, "threads": torch.get_num_threads()}
     if not args.skip_scoring:
@@ -252,6 +292,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not args.skip_decode:
         result |= decode_section(args, chat)
         print_decode(result)
+    if not args.skip_contention:
+        result |= bench_contention(args, mathbook_chat(load_tokenizer(resolve("smollm2-135m")), args.contention_prompt_tokens))
+        print(
+            f"contention: {args.contention_tokens} new tokens x {args.contention_n}: idle {result['contention_idle_s']:.2f} s, next to one busy "
+            f"process {result['contention_busy_s']:.2f} s, slowdown {result['contention_slowdown']:.2f}x "
+            f"({result['contention_threads']} torch threads, {result['contention_cores']} cores)"
+        )
     if args.json:
         print(json.dumps(result))
     return 0
@@ -271,4 +318,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--skip-batched-step", action="store_true", help="decode: skip the repeated-cache step ratio")
     p.add_argument("--steps", type=int, default=8, help="decode: timed steps per context (median reported)")
     p.add_argument("--short-tokens", type=int, default=100, help="decode: length of the short context")
+    p.add_argument("--skip-contention", action="store_true", help="skip the idle-vs-busy-machine decode")
+    p.add_argument("--contention-n", type=int, default=4, help="contention case: samples")
+    p.add_argument("--contention-tokens", type=int, default=32, help="contention case: new tokens per sample")
+    p.add_argument("--contention-prompt-tokens", type=int, default=300, help="contention case: prompt length")
     p.set_defaults(func=cmd_bench)

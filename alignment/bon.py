@@ -43,7 +43,11 @@ class BonConfig:
     )
 
     def __post_init__(self) -> None:
+        check(bool(self.ns), "ns", "must list at least one N")
         check(all(n >= 1 for n in self.ns), "ns", "every N must be >= 1")
+        check(len(set(self.ns)) == len(self.ns), "ns", "must not repeat an N")
+        check(bool(self.variants), "variants", "must list at least one reward variant")
+        check(len(set(self.variants)) == len(self.variants), "variants", "must not repeat a variant")
         check(self.subsets >= 1, "subsets", "must be >= 1")
         bad = [v for v in self.variants if v not in ALL_VARIANTS]
         check(not bad, "variants", f"unknown {bad}; choose from {', '.join(ALL_VARIANTS)}")

@@ -47,6 +47,7 @@ def atomic_dir(target: Path) -> Iterator[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         yield tmp
+        os.chmod(tmp, 0o777 & ~umask())  # mkdtemp makes 0700; the folder should be like mkdir's
         old = None
         if target.exists():
             old = target.with_name(f".{target.name}.old-{os.getpid()}")
@@ -65,13 +66,21 @@ def write_key(folder: Path, key: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{KEY_FILE}.", dir=folder)
     with os.fdopen(fd, "w") as f:
         f.write(key)
+    os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes 0600
     os.replace(tmp, folder / KEY_FILE)
+
+
+def umask() -> int:
+    """The process umask (read by setting and restoring it; there is no getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def read_key(folder: Path) -> str | None:
     """The key a folder was written under, or None (missing, unreadable or not text)."""
     try:
-        return (folder / KEY_FILE).read_text()
+        return (folder / KEY_FILE).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
 

@@ -1,7 +1,13 @@
 """`alignment <command> ...`: the command line. Each subcommand is a thin wrapper over a function.
 
 Every command module listed in `COMMANDS` exposes `register(subparsers)`, which adds its parser
-and sets `func(args) -> int`. A `UserError` anywhere becomes one line on stderr and exit 2.
+and sets `func(args) -> int`. A `UserError` anywhere becomes one line on stderr and exit 2; so
+does an argparse usage error. Anything else is a bug: one line naming a log file that holds the
+traceback, exit 1.
+
+Threads: `--threads N` sets torch's intra-op threads; without it `OMP_NUM_THREADS` is respected,
+else min(cores, 4). Two processes that each spin several OpenMP threads on a small machine slow
+each other down far more than their share (`alignment bench` measures the contention case).
 """
 
 from __future__ import annotations
@@ -10,6 +16,10 @@ import argparse
 import importlib
 import os
 import sys
+import tempfile
+import time
+import traceback
+from typing import NoReturn
 
 from alignment.errors import UserError
 from alignment.version import __version__
@@ -21,20 +31,76 @@ COMMANDS = [
     "alignment.bench",
     "alignment.compare",
 ]
+MAX_DEFAULT_THREADS = 4
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors as one line (`alignment: error: ...`), exit 2, like every other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        first = " ".join(message.split())
+        self.exit(2, f"{self.prog}: error: {first} (see `{self.prog} --help`)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="alignment",
         description="Which declared feature of the input caused this answer, "
         "and does the explanation admit it?",
     )
     parser.add_argument("--version", action="version", version=f"alignment {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.add_argument("--threads", type=int, default=None, metavar="N",
+                        help="torch CPU threads (default: $OMP_NUM_THREADS, else min(cores, 4))")  # fmt: skip
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(name).register(sub)
     return parser
+
+
+def choose_threads(flag: int | None, env: dict[str, str] | os._Environ[str] = os.environ, cores: int | None = None) -> int:
+    """`--threads`, else a valid `OMP_NUM_THREADS`, else min(cores, 4).
+
+    >>> choose_threads(3, {}), choose_threads(None, {"OMP_NUM_THREADS": "2"}), choose_threads(None, {}, 16)
+    (3, 2, 4)
+    >>> choose_threads(None, {"OMP_NUM_THREADS": "lots"}, 2)
+    2
+    """
+    if flag is not None:
+        if not 1 <= flag <= 1024:
+            raise UserError(f"--threads must be between 1 and 1024, got {flag}")
+        return flag
+    raw = env.get("OMP_NUM_THREADS", "").strip()
+    if raw.isdigit() and int(raw) >= 1:
+        return int(raw)
+    return max(1, min(cores or os.cpu_count() or 1, MAX_DEFAULT_THREADS))
+
+
+def set_threads(n: int) -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", str(n))  # for libraries initialised later
+    if "torch" in sys.modules:
+        import torch
+
+        if torch.get_num_threads() != n:
+            torch.set_num_threads(n)
+
+
+def crash_log(exc: BaseException) -> str:
+    """Write the traceback of an unexpected error to a log file; return its path."""
+    folder = os.environ.get("ALIGNMENT_LOG_DIR") or tempfile.gettempdir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, path = tempfile.mkstemp(prefix=f"alignment-crash-{time.strftime('%Y%m%d-%H%M%S')}-", suffix=".log", dir=folder)
+        with os.fdopen(fd, "w") as f:
+            f.write(f"alignment {__version__}\nargv: {sys.argv!r}\n\n")
+            f.write("".join(traceback.format_exception(exc)))
+    except OSError:
+        return "(no log: could not write one)"
+    return path
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,15 +112,25 @@ def main(argv: list[str] | None = None) -> int:
     # error on stderr; our loops have their own bars (silenced by --quiet).
     os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
     parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version and usage errors print their own text
+        return int(e.code or 0) if isinstance(e.code, int) or e.code is None else 2
+    try:
+        set_threads(choose_threads(args.threads))
         code = args.func(args)
     except UserError as e:
-        print(f"alignment: error: {e}", file=sys.stderr)
+        print(f"alignment: error: {_one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("alignment: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `alignment ... | head`: the reader left; nothing to report
+        return 1
+    except Exception as e:  # a bug: keep the traceback, show one line
+        print(f"alignment: internal error ({type(e).__name__}: {_one_line(e)[:200]}); "
+              f"traceback in {crash_log(e)}", file=sys.stderr)
+        return 1
     return int(code or 0)
 
 

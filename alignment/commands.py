@@ -13,13 +13,13 @@ from pathlib import Path
 
 import yaml
 
-from alignment.config import describe, to_dict
+from alignment.config import apply_overrides, describe, from_dict, read_yaml, to_dict
 from alignment.console import run_log
 from alignment.errors import UserError
 from alignment.run_config import RunConfig, load_config
-from alignment.runner import STAGE_NAMES, ensure_organisms, prepare_run_dir, run_all, run_stage
+from alignment.runner import STAGE_NAMES, ensure_organisms, locked_run, run_all, run_stage
 from alignment.store import RunDir
-from alignment.tasks import TASKS, TaskConfig
+from alignment.tasks import TASKS
 
 
 def _common(p: argparse.ArgumentParser, config_required: bool = True) -> None:
@@ -49,43 +49,68 @@ def _logged(run: RunDir, args: argparse.Namespace, body: Callable[[], None]) -> 
 
 def cmd_run(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, args.overrides)
-    run = prepare_run_dir(cfg, args.out)
-    code = _logged(run, args, lambda: run_all(cfg, run, args.quiet))
+    with locked_run(cfg, args.out) as run:
+        code = _logged(run, args, lambda: run_all(cfg, run, args.quiet))
     if not args.quiet and code == 0:
         print(f"run dir: {run.path} (report.html, logs/)")
     return code
 
 
-def _build_config_without_file(args: argparse.Namespace) -> RunConfig:
-    if not args.task or not args.data_dir:
-        raise UserError(f"build: give a CONFIG, or --task {{{','.join(TASKS.names())}}} with --data-dir PATH")
-    task = TASKS.get(args.task)
-    data_dir = Path(args.data_dir)
-    if not data_dir.is_dir():
+def _build_flags(args: argparse.Namespace) -> dict[str, object]:
+    """`alignment build`'s task flags as `task.*` fields (given flags only)."""
+    flags: dict[str, object] = {}
+    if args.task is not None:
+        flags["name"] = args.task
+    if args.data_dir is not None:
+        flags |= {"source": "local", "data_dir": args.data_dir}
+    if args.splits is not None:
+        flags["splits"] = args.splits
+    if args.n is not None:
+        flags["n_examples"] = args.n
+    return flags
+
+
+def _build_config(args: argparse.Namespace) -> RunConfig:
+    """Defaults < CONFIG (if any) < the task flags < `--set`: every flag and override applies."""
+    flags = _build_flags(args)
+    if args.config is None:
+        if "name" not in flags or "data_dir" not in flags:
+            raise UserError(f"build: give a CONFIG, or --task {{{','.join(TASKS.names())}}} with --data-dir PATH")
+        if not args.out:
+            raise UserError("build: --out DIR is required without a CONFIG")
+        data: dict = {"name": f"{flags['name']}-local", "task": {"n_examples": 0}}
+    else:
+        data = read_yaml(args.config)
+        data.setdefault("name", Path(args.config).stem)
+        if not isinstance(data.get("task", {}), dict):
+            raise UserError(f"{args.config}: task: expected a mapping")
+        data["task"] = dict(data.get("task") or {})
+    data["task"].update(flags)
+    data_dir = data["task"].get("data_dir")
+    if "data_dir" in flags and not Path(str(data_dir)).is_dir():
         raise UserError(f"--data-dir: folder not found: {data_dir}")
-    splits = args.splits or task.local_splits(data_dir)
-    if not splits:
-        raise UserError(f"--data-dir: no {args.task} splits found in {data_dir}")
-    cfg = TaskConfig(name=args.task, source="local", data_dir=str(data_dir), splits=splits, n_examples=args.n)
-    return RunConfig(name=f"{args.task}-local", task=cfg)
+    if "data_dir" in flags and "splits" not in flags:
+        task = TASKS.get(str(data["task"].get("name", "mathbook")))
+        data["task"]["splits"] = task.local_splits(Path(str(data_dir)))
+        if not data["task"]["splits"]:
+            raise UserError(f"--data-dir: no {task.name} splits found in {data_dir}")
+    return from_dict(RunConfig, apply_overrides(data, args.overrides))
 
 
 def cmd_stage(args: argparse.Namespace) -> int:
-    if args.stage == "build" and args.config is None:
-        if not args.out:
-            raise UserError("build: --out DIR is required without a CONFIG")
-        cfg = _build_config_without_file(args)
+    if args.stage == "build":
+        cfg = _build_config(args)
     else:
         if args.config is None:
             raise UserError(f"{args.stage}: a CONFIG file is required")
         cfg = load_config(args.config, args.overrides)
-    run = prepare_run_dir(cfg, args.out)
+    with locked_run(cfg, args.out) as run:
 
-    def body() -> None:
-        ensure_organisms(cfg, (lambda m: None) if args.quiet else print, [args.stage])
-        run_stage(args.stage, cfg, run, args.quiet)
+        def body() -> None:
+            ensure_organisms(cfg, (lambda m: None) if args.quiet else print, [args.stage])
+            run_stage(args.stage, cfg, run, args.quiet)
 
-    return _logged(run, args, body)
+        return _logged(run, args, body)
 
 
 def cmd_config(args: argparse.Namespace) -> int:
@@ -108,7 +133,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--task", help=f"build without a config: {', '.join(TASKS.names())}")
             p.add_argument("--data-dir", help="local AQuA-RAT json or Winogender tsv folder")
             p.add_argument("--splits", nargs="+", help="splits to build (default: all found)")
-            p.add_argument("--n", type=int, default=0, help="examples per split (0 = all)")
+            p.add_argument("--n", type=int, default=None, help="examples per split (0 = all; default all without a CONFIG)")
         p.set_defaults(func=cmd_stage, stage=name)
     p = sub.add_parser("config", help="show the resolved config, or every field's documentation")
     p.add_argument("action", choices=["show"])

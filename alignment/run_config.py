@@ -37,13 +37,29 @@ class RunConfig:
     audit: AuditConfig = doc("Evaluator audits: paired consistency, D/C against the cube (see audit.*).", factory=AuditConfig)
 
     def __post_init__(self) -> None:
-        check(bool(self.name) and "/" not in self.name, "name", "must be a non-empty name without '/'")
+        check_run_name(self.name)
+        for section in ("generation", "reward", "judge", "dpo"):
+            model = getattr(self, section).model
+            check(model is None or bool(model.strip()), f"{section}.model", "must not be empty")
         try:
             TASKS.get(self.task.name)
         except Exception as e:  # the registry's one-line "did you mean" message, under its field
             raise type(e)(f"task.name: {e}") from None
         if self.dpo.model is None:  # DPO trains the policy that generated the pairs
             self.dpo.model = self.generation.model
+
+
+def check_run_name(name: str) -> None:
+    """A run name is one folder name under runs/: no path separators, not '.' or '..'.
+
+    >>> check_run_name("tiny-run_1")
+    >>> check_run_name("..")
+    Traceback (most recent call last):
+    alignment.errors.UserError: name: must be one folder name under runs/ (no path separators, not . or ..), got '..'
+    """
+    bad = (not name.strip() or name in (".", "..") or any(c in name for c in "/\\\0")
+           or name != name.strip() or len(name) > 200)
+    check(not bad, "name", f"must be one folder name under runs/ (no path separators, not . or ..), got {name[:80]!r}")
 
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None) -> RunConfig:

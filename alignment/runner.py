@@ -13,8 +13,9 @@ TASKS.get("mathbook")))` works on a run dir; `run_stage(name, cfg, run)` does wh
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from alignment.console import stage_line
 from alignment.context import Context
 from alignment.errors import UserError, did_you_mean
 from alignment.run_config import RunConfig
-from alignment.store import RunDir, write_text
+from alignment.store import RunDir, locked, write_text
 from alignment.tasks import TASKS
 
 
@@ -148,11 +149,34 @@ def ensure_organisms(cfg: RunConfig, log: Callable[[str], None] = print, stages:
             ensure_model(name, log)
 
 
+def make_run_dir(cfg: RunConfig, out: str | Path | None) -> Path:
+    """Create the run dir (`--out`, default runs/<name>/); a path of the wrong kind is a UserError."""
+    if out is not None and ("\0" in str(out) or not str(out).strip()):
+        raise UserError(f"--out {str(out)[:80]!r}: not a usable folder path")
+    path = Path(out) if out is not None else Path("runs") / cfg.name
+    if path.exists() and not path.is_dir():
+        raise UserError(f"--out {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise UserError(f"--out {path}: a parent of this path is a file, not a directory") from None
+    except OSError as e:
+        raise UserError(f"--out {path}: cannot create the run dir ({e.strerror})") from None
+    return path
+
+
 def prepare_run_dir(cfg: RunConfig, out: str | Path | None) -> RunDir:
-    run = RunDir(out or Path("runs") / cfg.name)
-    run.path.mkdir(parents=True, exist_ok=True)
+    run = RunDir(make_run_dir(cfg, out))
     write_text(run.path / "config.yaml", yaml.safe_dump(to_dict(cfg), sort_keys=False))
     return run
+
+
+@contextlib.contextmanager
+def locked_run(cfg: RunConfig, out: str | Path | None) -> Iterator[RunDir]:
+    """The run dir, held under its exclusive lock for the whole block (what every CLI command
+    that writes a run dir uses): a second process on the same dir fails fast, naming the first."""
+    with locked(make_run_dir(cfg, out)):
+        yield prepare_run_dir(cfg, out)
 
 
 def context(stage: Stage, cfg: RunConfig, run: RunDir, quiet: bool = False, key: str | None = None) -> Context:

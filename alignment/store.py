@@ -9,7 +9,10 @@ interrupted run resumes without duplicates.
 from __future__ import annotations
 
 import contextlib
+import errno
+import fcntl
 import json
+import math
 import os
 import subprocess
 import tempfile
@@ -20,19 +23,34 @@ from typing import Any
 
 import pandas as pd
 
+from alignment.cache import umask
 from alignment.errors import UserError
 from alignment.version import __version__
+
+
+def honour_umask(path: Path, directory: bool = False) -> None:
+    """`mkstemp`/`mkdtemp` create 0600/0700; give the artifact the mode a plain open() would."""
+    os.chmod(path, (0o777 if directory else 0o666) & ~umask())
 
 
 @contextlib.contextmanager
 def atomic_path(path: Path) -> Iterator[Path]:
     """Yield a temporary path next to `path`; rename it over `path` only if the block succeeds."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    path = Path(path)
+    if path.is_dir():
+        raise UserError(f"{path}: is a directory, expected a file path to write")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except (FileExistsError, NotADirectoryError):
+        raise UserError(f"{path}: a parent of this path is a file, not a directory") from None
+    except PermissionError:
+        raise UserError(f"{path.parent}: permission denied (cannot write here)") from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        honour_umask(tmp_path)
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():
@@ -41,11 +59,27 @@ def atomic_path(path: Path) -> Iterator[Path]:
 
 def write_text(path: Path, text: str) -> None:
     with atomic_path(path) as tmp:
-        tmp.write_text(text)
+        tmp.write_text(text, encoding="utf-8")
+
+
+def finite_or_none(obj: Any) -> Any:
+    """JSON-ready copy of `obj` with NaN and infinities as None (JSON has no such numbers).
+
+    >>> finite_or_none({"a": [1.0, float("inf")], "b": float("nan")})
+    {'a': [1.0, None], 'b': None}
+    """
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: finite_or_none(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [finite_or_none(v) for v in obj]
+    return obj
 
 
 def write_json(path: Path, obj: Any) -> None:
-    write_text(path, json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+    text = json.dumps(finite_or_none(obj), indent=2, sort_keys=True, default=str, allow_nan=False)
+    write_text(path, text + "\n")
 
 
 def write_parquet(path: Path, rows: list[dict[str, Any]] | pd.DataFrame) -> None:
@@ -60,13 +94,32 @@ def write_parquet(path: Path, rows: list[dict[str, Any]] | pd.DataFrame) -> None
         ds.to_parquet(str(tmp))
 
 
-def read_parquet(path: Path) -> pd.DataFrame:
+def read_parquet(path: Path, columns: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A Parquet artifact; a missing, damaged or foreign file (lacking `columns`) is a UserError."""
+    if Path(path).is_dir():
+        raise UserError(f"{path}: is a directory, expected a Parquet file")
     try:
-        return pd.read_parquet(path)
+        df = pd.read_parquet(path)
     except FileNotFoundError:
         raise UserError(f"missing artifact {path}") from None
     except Exception as e:  # pyarrow raises several types for damaged files
         raise UserError(f"{path}: unreadable Parquet ({type(e).__name__})") from None
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise UserError(f"{path}: not this stage's artifact (missing columns {missing}); "
+                        f"delete the stage folder and rerun it")
+    return df
+
+
+# Columns a downstream stage relies on, per (stage, file): a foreign or stale file fails here,
+# naming itself, instead of as a KeyError deep in a stage.
+COLUMNS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("build", "data.parquet"): ("id", "system", "query", "cf_query", "answer", "options"),
+    ("generate", "data.parquet"): ("example_id", "variant", "sample", "text", "pred", "valid", "correct"),
+    ("attribute", "data.parquet"): ("example_id", "sample", "d", "c", "p_d", "p_c", "cf_sample"),
+    ("score", "data.parquet"): ("example_id", "variant", "sample"),
+    ("ack", "data.parquet"): ("example_id", "variant", "sample", "ack"),
+}
 
 
 def git_commit() -> str | None:
@@ -93,13 +146,16 @@ class RunDir:
         return self.path / name
 
     def manifest(self, name: str) -> dict[str, Any] | None:
+        """The stage's manifest, or None when absent or damaged (not JSON, not an object, no
+        string key): a manifest that cannot vouch for its data counts as no manifest."""
         p = self.stage(name) / "manifest.json"
         if not p.is_file():
             return None
         try:
-            return json.loads(p.read_text())
-        except json.JSONDecodeError:
+            m = json.loads(p.read_bytes().decode("utf-8"))
+        except (OSError, ValueError, RecursionError):  # ValueError covers JSON and UTF-8 errors
             return None
+        return m if isinstance(m, dict) and isinstance(m.get("key"), str) else None
 
     def key(self, name: str) -> str | None:
         m = self.manifest(name)
@@ -124,7 +180,7 @@ class RunDir:
         if not path.is_file():
             raise UserError(f"{path}: stage '{name}' has not run yet in {self.path} "
                             f"(run `alignment {name} CONFIG --out {self.path}` or `alignment run CONFIG`)")
-        return read_parquet(path)
+        return read_parquet(path, COLUMNS.get((name, file), ()))
 
     def finish(
         self,
@@ -152,5 +208,41 @@ class RunDir:
 
     def invalidate(self, name: str) -> None:
         p = self.stage(name) / "manifest.json"
-        if p.exists():
+        if p.is_dir():
+            import shutil
+
+            shutil.rmtree(p)
+        elif p.exists() or p.is_symlink():
             p.unlink()
+
+
+LOCK_FILE = ".lock"
+
+
+@contextlib.contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder/.lock` for the block; a second holder fails at once,
+    naming the first one's pid (written into the lock file). The kernel drops the lock when the
+    process dies, so a crashed run never leaves a stale lock behind."""
+    folder = Path(folder)
+    path = folder / LOCK_FILE
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except IsADirectoryError:
+        raise UserError(f"{path}: is a directory; remove it (it should be the run dir's lock file)") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot open the run dir's lock file ({e.strerror})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EACCES):
+                raise
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise UserError(f"{folder}: run dir is in use by another alignment process (pid {holder}); "
+                            "wait for it to finish or use another --out") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock

@@ -29,6 +29,7 @@ os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
 # machine OpenMP spin-waits made decoding 10-20x slower (the embedded 135M model: 96 s with two
 # threads against 6 s with one, same texts).
 torch.set_num_threads(1)
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # so `alignment.cli.main` in-process keeps it at 1
 
 
 REPO = Path(__file__).resolve().parents[1]

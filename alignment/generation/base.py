@@ -11,7 +11,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from alignment.config import check, doc
+from alignment.config import check, check_device, doc
 from alignment.registry import Registry
 
 Chat = list[dict[str, str]]
@@ -47,11 +47,8 @@ class GenerationConfig:
         check(self.batch_size >= 1, "batch_size", f"must be >= 1, got {self.batch_size}")
         check(self.tensor_parallel_size >= 1, "tensor_parallel_size", "must be >= 1")
         check(0 < self.gpu_memory_utilization <= 1, "gpu_memory_utilization", "must be in (0, 1]")
-        check(
-            self.device == "auto" or self.device == "cpu" or self.device.startswith("cuda"),
-            "device",
-            f"must be auto, cpu, cuda or cuda:N, got {self.device!r}",
-        )
+        check_device(self.device)
+        check(self.max_model_len is None or self.max_model_len >= 1, "max_model_len", "must be >= 1 or null")
 
 
 class Generator(Protocol):

@@ -135,7 +135,8 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
     try:
         tok = AutoTokenizer.from_pretrained(path, trust_remote_code=trust_remote_code)
     except (OSError, ValueError) as e:  # a folder without tokenizer files raises ValueError
-        raise UserError(f"cannot load tokenizer {path!r}: {str(e).splitlines()[0]}") from None
+        first = (str(e).splitlines() or [type(e).__name__])[0]
+        raise UserError(f"cannot load tokenizer {path!r}: {first[:200]}") from None
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     tok.padding_side = "left"
@@ -143,7 +144,10 @@ def load_tokenizer(path: str, trust_remote_code: bool = False) -> Any:
 
 
 def load_model(cls: Any, path: str, dtype: str, device: str, trust_remote_code: bool = False, **kw: Any) -> Any:
-    """`cls.from_pretrained` with safetensors only and a one-line error for a bad name."""
+    """`cls.from_pretrained` with safetensors only and a one-line error for a bad name or a
+    damaged checkpoint (a truncated `model.safetensors`, a config.json that is not JSON)."""
+    from safetensors import SafetensorError
+
     dev = pick_device(device)
     try:
         model = cls.from_pretrained(
@@ -153,6 +157,7 @@ def load_model(cls: Any, path: str, dtype: str, device: str, trust_remote_code: 
             trust_remote_code=trust_remote_code,
             **kw,
         )
-    except (OSError, ValueError) as e:  # a folder without config.json raises ValueError
-        raise UserError(f"cannot load model {path!r}: {str(e).splitlines()[0]}") from None
+    except (OSError, ValueError, SafetensorError) as e:  # no config.json: ValueError
+        first = (str(e).splitlines() or [type(e).__name__])[0]
+        raise UserError(f"cannot load model {path!r}: {first[:200]}") from None
     return model.to(dev).eval()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from alignment.config import check, doc
+from alignment.config import check, check_device, doc
 from alignment.errors import UserError
 from alignment.registry import Registry
 
@@ -76,11 +76,7 @@ class JudgeConfig:
         check(self.batch_size >= 1, "batch_size", f"must be >= 1, got {self.batch_size}")
         check(self.tensor_parallel_size >= 1, "tensor_parallel_size", "must be >= 1")
         check(bool(self.model.strip()), "model", "must name a model")
-        check(
-            self.device in ("auto", "cpu") or self.device.startswith("cuda"),
-            "device",
-            f"must be auto, cpu, cuda or cuda:N, got {self.device!r}",
-        )
+        check_device(self.device)
         if self.name == "ensemble":
             check(len(self.members) >= 2, "members", "an ensemble needs at least two judges")
             check("ensemble" not in self.members, "members", "an ensemble cannot contain 'ensemble'")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from alignment.errors import UserError
@@ -59,6 +60,8 @@ def run_judge(args: argparse.Namespace) -> int:
     _need(args.task, "--task")
     _need(args.input, "--input")
     _need(args.output, "--output")
+    if Path(args.output).is_dir():  # fail before judging, not after
+        raise UserError(f"--output {args.output}: is a directory, expected a file path")
     rows = read_rows(args.input, ("full_response",))
     judge = make_judge(config_from_args(args))
     verdicts = judge.judge(args.task, [r["full_response"] for r in rows])

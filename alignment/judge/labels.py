@@ -23,19 +23,41 @@ def default_labels(task: str) -> Path:
     return LABELS_DIR / f"{task}_ack.jsonl"
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _lines(p: Path) -> list[str]:
+    """The file's lines, split on newlines only: JSON strings may hold U+2028 and other
+    characters that `str.splitlines` would treat as line breaks."""
+    if p.is_dir():
+        raise UserError(f"{p}: is a directory, expected a JSONL file")
+    if not p.is_file():
+        raise UserError(f"input file not found: {p}")
+    try:
+        text = p.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(f"{p}: not UTF-8 text (byte {e.start}); expected JSON lines") from None
+    except OSError as e:
+        raise UserError(f"{p}: cannot read ({e.strerror})") from None
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def read_rows(path: str | Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
     """JSON lines with the `required` fields; a bad line is a one-line UserError naming it."""
     p = Path(path)
-    if not p.is_file():
-        raise UserError(f"input file not found: {p}")
     rows = []
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, line in enumerate(_lines(p), start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = json.loads(line, parse_constant=_no_constant)
         except json.JSONDecodeError as e:
             raise UserError(f"{p} line {n}: not valid JSON ({e.msg})") from None
+        except ValueError as e:  # NaN / Infinity literals
+            raise UserError(f"{p} line {n}: not valid JSON ({e})") from None
+        except RecursionError:
+            raise UserError(f"{p} line {n}: JSON nested too deeply") from None
         if not isinstance(row, dict):
             raise UserError(f"{p} line {n}: expected a JSON object")
         for key in required:
@@ -50,9 +72,13 @@ def read_rows(path: str | Path, required: tuple[str, ...]) -> list[dict[str, Any
 
 
 def write_rows(path: str | Path, rows: list[dict[str, Any]]) -> None:
-    from alignment.store import write_text
+    """JSON lines, atomically; non-finite numbers become null (JSON has no Infinity or NaN)."""
+    from alignment.store import finite_or_none, write_text
 
-    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    try:
+        text = "".join(json.dumps(finite_or_none(r), ensure_ascii=False, allow_nan=False) + "\n" for r in rows)
+    except RecursionError:
+        raise UserError(f"{path}: a row is nested too deeply to write as JSON") from None
     write_text(Path(path), text)
 
 

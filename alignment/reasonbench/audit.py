@@ -87,6 +87,11 @@ def load(directory: Path) -> pd.DataFrame:
     missing = [c for c in REQUIRED if c not in df.columns]
     if missing:
         raise UserError(f"{path / FILE}: missing column(s) {', '.join(missing)}")
+    nullable = {"control_of", "control_type"}
+    for col in REQUIRED:
+        if col not in nullable and df[col].isna().any():
+            row = int(df[col].isna().to_numpy().argmax())
+            raise UserError(f"{path / FILE}: row {row}: column {col!r} is null")
     return df
 
 

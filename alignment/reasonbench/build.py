@@ -68,6 +68,10 @@ def build(cfg: BuildConfig) -> Path:
     """Generate and write the benchmark; returns the Parquet path."""
     if not 0 < cfg.scale <= 1:
         raise UserError(f"--scale must be in (0, 1], got {cfg.scale}")
+    want = expected_counts(cfg.scale)
+    if want["locked"] == 0:  # no locked test split: nothing to audit controls on
+        raise UserError(f"--scale {cfg.scale}: too small, the benchmark would have {want['main']} main "
+                        "cases and no locked-test case (try 0.001 or more)")
     say = (lambda msg: None) if cfg.quiet else (lambda msg: print(f"reasonbench: {msg}"))
     out = Path(cfg.out)
     path = out / FILE
@@ -79,7 +83,7 @@ def build(cfg: BuildConfig) -> Path:
         raise UserError(f"--out {out} exists and is not a directory")
     start = time.perf_counter()
     df = pd.DataFrame(generate(cfg.seed, cfg.scale, cfg.workers, say))
-    got, want = counts(df), expected_counts(cfg.scale)
+    got = counts(df)
     if got != want:  # a generator bug, not a user error
         raise RuntimeError(f"counts {got} differ from the quotas {want}")
     with atomic_path(path) as tmp:

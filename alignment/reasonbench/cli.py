@@ -16,8 +16,10 @@ from alignment.errors import UserError
 def cmd_build(args: argparse.Namespace) -> int:
     from alignment.reasonbench.build import BuildConfig, build
 
-    if args.workers is not None and args.workers < 1:
-        raise UserError(f"--workers must be at least 1, got {args.workers}")
+    if args.workers is not None and not 1 <= args.workers <= 1024:
+        raise UserError(f"--workers must be between 1 and 1024, got {args.workers}")
+    if "\0" in args.out or not args.out.strip():
+        raise UserError(f"--out {args.out[:80]!r}: not a usable folder path")
     build(BuildConfig(Path(args.out), args.seed, args.scale, args.quiet, args.workers))
     return 0
 
@@ -25,6 +27,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     from alignment.reasonbench.audit import audit
 
+    if "\0" in args.dir:
+        raise UserError("DIR: a NUL character is not allowed in a path")
     report = audit(Path(args.dir))
     print(report.summary())
     print("audit: clean" if report.clean else "audit: FAILED")

@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import torch
 
-from alignment.config import check, doc
+from alignment.config import check, check_device, doc
 from alignment.generation.base import Chat
 from alignment.registry import Registry
 
@@ -61,6 +61,8 @@ class RewardConfig:
         check(self.batch_size >= 1, "batch_size", f"must be >= 1, got {self.batch_size}")
         check(self.max_length >= 16, "max_length", f"must be >= 16, got {self.max_length}")
         check(self.engine == "transformers" or self.backend == "classifier", "engine", "vllm needs backend: classifier")
+        check_device(self.device)
+        check(0 < self.gpu_memory_utilization <= 1, "gpu_memory_utilization", "must be in (0, 1]")
 
 
 class RewardModel(Protocol):

@@ -13,9 +13,19 @@ from alignment.tasks import TaskConfig
 
 
 def build(cfg: TaskConfig, ctx: Context) -> dict[str, int]:
-    rows = ctx.task.build(cfg)
+    built = ctx.task.build(cfg)
+    seen: set[str] = set()
+    for r in built:
+        if r["id"] in seen:
+            raise UserError(f"task {cfg.name}: example id {r['id']!r} is built twice (duplicate rows in the data?)")
+        seen.add(r["id"])
+    # An example whose counterfactual prompt equals its original (a duplicated problem whose
+    # "other" solution is its own) cannot show the feature's effect: drop it, counted.
+    rows = [r for r in built if r["query"] != r["cf_query"]]
     if not rows:
-        raise UserError(f"task {cfg.name}: no examples for splits {cfg.splits}")
+        raise UserError(f"task {cfg.name}: no examples for splits {cfg.splits}"
+                        + (f" ({len(built)} dropped: counterfactual equals original)" if built else ""))
     write_parquet(ctx.folder("build") / "data.parquet", rows)
     splits = {s: sum(r["split"] == s for r in rows) for s in cfg.splits}
-    return {"examples": len(rows), **splits}
+    dropped = {f"dropped_{k}": v for k, v in getattr(built, "dropped", {}).items()}
+    return {"examples": len(rows), **splits, "dropped_cf_equals_original": len(built) - len(rows), **dropped}

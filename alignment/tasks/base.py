@@ -31,6 +31,17 @@ def quiet_datasets() -> None:
     datasets.logging.set_verbosity(datasets.logging.CRITICAL)
 
 
+def read_utf8(path: Path, what: str) -> None:
+    """Fail with one line when a data file is not UTF-8 text (`datasets` would fail later,
+    deep inside pyarrow, with a traceback)."""
+    try:
+        path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path}: not UTF-8 text (byte {e.start}); expected {what}") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read ({e.strerror})") from None
+
+
 def load_prompt(name: str) -> str:
     """Read `prompts/<name>.txt` (all prompt wording lives there), without the final newline."""
     path = PROMPTS_DIR / f"{name}.txt"
@@ -52,6 +63,30 @@ def render(template: str, values: Mapping[str, str]) -> str:
         return values[m.group(1)]
 
     return SLOT.sub(fill, template)
+
+
+def fill(text: str, values: Mapping[str, str]) -> str:
+    """Fill the named `{{slot}}`s in one pass: inserted values are never scanned again, so data
+    text holding `{{x}}` or `{{question}}` stays literal; slots not in `values` are kept.
+
+    >>> fill("{{a}} and {{b}}", {"a": "{{b}}"})
+    '{{b}} and {{b}}'
+    """
+    if not values:
+        return text
+    pattern = re.compile("|".join(re.escape("{{" + k + "}}") for k in values))
+    return pattern.sub(lambda m: values[m.group(0)[2:-2]], text)
+
+
+def check_text(value: Any, where: str) -> str:
+    """Data text going into a prompt: a string without source slots (`{{source:...}}` is the
+    one syntax rendering interprets) or NUL characters."""
+    text = str(value)
+    if "{{source:" in text:
+        raise UserError(f"{where}: contains '{{{{source:', which is reserved for prompt slots")
+    if "\x00" in text:
+        raise UserError(f"{where}: contains a NUL character")
+    return text
 
 
 def format_options(options: list[str]) -> str:
@@ -82,8 +117,9 @@ def render_hybrid(row: Mapping[str, Any], replaced: Iterable[str] = ()) -> str:
         f"source:{s['name']}": s["counterfactual"] if s["name"] in replaced else s["original"]
         for s in row["sources"]
     }
+    # Only the declared source slots are filled: data text with `{{x}}` in it stays literal.
     # A removed source can leave an empty line behind; collapse runs of blank lines.
-    return re.sub(r"\n{3,}", "\n\n", render(row["template"], values))
+    return re.sub(r"\n{3,}", "\n\n", fill(row["template"], values))
 
 
 def protected_source(row: Mapping[str, Any]) -> str:
@@ -91,6 +127,15 @@ def protected_source(row: Mapping[str, Any]) -> str:
     if len(names) != 1:
         raise UserError(f"example {row['id']}: expected one protected source, found {names}")
     return names[0]
+
+
+class Built(list):
+    """A task's example rows, with counts of input rows it dropped (`dropped`, by reason);
+    the build stage records them in its manifest."""
+
+    def __init__(self, rows: Iterable[dict[str, Any]] = ()) -> None:
+        super().__init__(rows)
+        self.dropped: dict[str, int] = {}
 
 
 def finish_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +211,10 @@ class TaskConfig:
     def __post_init__(self) -> None:
         check(self.n_examples >= 0, "n_examples", f"must be >= 0, got {self.n_examples}")
         check(bool(self.splits), "splits", "must list at least one split")
+        dup = sorted({s for s in self.splits if self.splits.count(s) > 1})
+        check(not dup, "splits", f"lists {dup} more than once (each example would appear twice)")
+        check(all(s.strip() and "/" not in s and s not in (".", "..") for s in self.splits), "splits",
+              "every split must be a plain name (no '/', not empty)")
         check(
             self.source != "local" or bool(self.data_dir),
             "data_dir",

@@ -19,10 +19,13 @@ from typing import Any
 from alignment.errors import UserError
 from alignment.tasks.base import (
     TaskConfig,
+    check_text,
+    fill,
     finish_row,
     format_options,
     load_prompt,
     quiet_datasets,
+    read_utf8,
     source,
 )
 from alignment.tasks.synthetic_bias import synthetic_templates
@@ -36,11 +39,12 @@ def _read_tsv(path: Path) -> list[dict[str, Any]]:
     quiet_datasets()
     if not path.is_file():
         raise UserError(f"Winogender file not found: {path}")
+    read_utf8(path, "a tab-separated Winogender file")
     try:
         ds = datasets.load_dataset("csv", data_files=str(path), delimiter="\t", split="train")
+        return list(ds)
     except Exception as e:  # datasets wraps parser errors in several exception types
         raise UserError(f"{path}: not a tab-separated Winogender file ({type(e).__name__})") from None
-    return list(ds)
 
 
 def _need(row: dict[str, Any], key: str, where: str) -> Any:
@@ -63,15 +67,21 @@ def load_templates(cfg: TaskConfig) -> list[dict[str, Any]]:
     stats = {}
     for i, r in enumerate(_read_tsv(stats_path)):
         where = f"{stats_path} row {i + 2}"
+        occ = check_text(_need(r, "occupation", where), f"{where}: field 'occupation'")
+        if occ in stats:  # two BLS rows for one occupation: which one holds is not ours to guess
+            raise UserError(f"{where}: occupation {occ!r} is listed twice in {stats_path.name}")
         try:
-            stats[str(_need(r, "occupation", where))] = float(_need(r, "bls_pct_female", where))
-        except ValueError:
+            pct = float(_need(r, "bls_pct_female", where))
+        except (TypeError, ValueError):
             raise UserError(f"{where}: field 'bls_pct_female' is not a number") from None
+        if not 0 <= pct <= 100:  # also rejects nan
+            raise UserError(f"{where}: field 'bls_pct_female' must be a percentage in [0, 100], got {pct}")
+        stats[occ] = pct
     tpl_path = root / "templates.tsv"
     out = []
     for i, r in enumerate(_read_tsv(tpl_path)):
         where = f"{tpl_path} row {i + 2}"
-        occ = str(_need(r, "occupation(0)", where))
+        occ = check_text(_need(r, "occupation(0)", where), f"{where}: field 'occupation(0)'")
         if occ not in stats:
             raise UserError(f"{where}: occupation {occ!r} has no row in {stats_path.name}")
         referent = str(_need(r, "answer", where))
@@ -80,9 +90,9 @@ def load_templates(cfg: TaskConfig) -> list[dict[str, Any]]:
         out.append(
             {
                 "occupation": occ,
-                "participant": str(_need(r, "other-participant(1)", where)),
+                "participant": check_text(_need(r, "other-participant(1)", where), f"{where}: field 'other-participant(1)'"),
                 "referent": "occupation" if referent == "0" else "participant",
-                "sentence": str(_need(r, "sentence", where)),
+                "sentence": check_text(_need(r, "sentence", where), f"{where}: field 'sentence'"),
                 "pct_female": stats[occ],
             }
         )
@@ -115,12 +125,11 @@ def build_example(t: dict[str, Any], index: int, rng: random.Random, where: str)
         .replace("$PARTICIPANT", t["participant"])
         .replace("$OCCUPATION", "{{source:occupation}}")
     )
-    template = (
-        load_prompt("biasqa_query")
-        .replace("{{sentence}}", sentence)
-        .replace("{{options}}", format_options(options))
-        .replace("{{instruction}}", "{{source:instruction}}")
-    )
+    template = fill(load_prompt("biasqa_query"), {
+        "sentence": sentence,
+        "options": format_options(options),
+        "instruction": "{{source:instruction}}",
+    })
     return finish_row(
         {
             "id": f"biasqa-{t['occupation']}-{t['participant']}-{index:04d}".replace(" ", "_"),

@@ -18,11 +18,15 @@ from typing import Any
 from alignment.errors import UserError
 from alignment.tasks.base import (
     LETTERS,
+    Built,
     TaskConfig,
+    check_text,
+    fill,
     finish_row,
     format_options,
     load_prompt,
     quiet_datasets,
+    read_utf8,
     source,
 )
 from alignment.tasks.synthetic_math import synthetic_problems
@@ -48,9 +52,9 @@ def _parse_problem(raw: dict[str, Any], where: str) -> dict[str, Any]:
     if correct not in LETTERS[:5]:
         raise UserError(f"{where}: field 'correct' must be a letter A-E, got {raw['correct']!r}")
     return {
-        "question": str(raw["question"]).strip(),
-        "options": texts,
-        "rationale": str(raw["rationale"]).strip(),
+        "question": check_text(raw["question"], f"{where}: field 'question'").strip(),
+        "options": [check_text(t, f"{where}: option {i + 1}") for i, t in enumerate(texts)],
+        "rationale": check_text(raw["rationale"], f"{where}: field 'rationale'").strip(),
         "answer": LETTERS.index(correct),
     }
 
@@ -66,16 +70,38 @@ def _load_records(cfg: TaskConfig, split: str) -> list[dict[str, Any]]:
     path = Path(cfg.data_dir or "") / f"{split}.json"
     if not path.is_file():
         raise UserError(f"AQuA-RAT file not found: {path} (expected {{split}}.json in data_dir)")
+    read_utf8(path, "AQuA-RAT json lines")
     try:
         ds = datasets.load_dataset("json", data_files=str(path), split="train")
+        return list(ds)
     except Exception as e:  # datasets wraps JSON errors in several exception types
         raise UserError(f"{path}: not AQuA-RAT json lines ({type(e).__name__})") from None
-    return list(ds)
 
 
-def load_problems(cfg: TaskConfig, split: str) -> list[dict[str, Any]]:
+class Problems(list):
+    """Parsed problems, plus how many duplicates were dropped (recorded in the build manifest)."""
+
+    duplicates: int = 0
+
+
+def _dedupe(problems: list[dict[str, Any]]) -> Problems:
+    """Keep the first of problems sharing a question or a rationale: a duplicate picked as a
+    book's "other" problem would leave the query's own solution in the counterfactual."""
+    seen: set[str] = set()
+    out = Problems()
+    for p in problems:
+        keys = {"q:" + " ".join(p["question"].split()), "r:" + " ".join(p["rationale"].split())}
+        if keys & seen:
+            out.duplicates += 1
+            continue
+        seen |= keys
+        out.append(p)
+    return out
+
+
+def load_problems(cfg: TaskConfig, split: str) -> Problems:
     if cfg.source == "synthetic":
-        return synthetic_problems(split, max(cfg.n_examples, 1) * 3 + 2, cfg.seed)
+        return _dedupe(synthetic_problems(split, max(cfg.n_examples, 1) * 3 + 2, cfg.seed))
     records = _load_records(cfg, split)
     where = (
         str(Path(cfg.data_dir or "") / f"{split}.json")
@@ -84,9 +110,10 @@ def load_problems(cfg: TaskConfig, split: str) -> list[dict[str, Any]]:
     )
     problems = [_parse_problem(r, f"{where} row {i + 1}") for i, r in enumerate(records)]
     for i, p in enumerate(problems):
-        p["uid"] = f"aqua-{split}-{i:05d}"
+        p["uid"] = f"aqua-{split}-{i:05d}"  # numbered before de-duplication: ids stay stable
+    problems = _dedupe(problems)
     if len(problems) < 3:
-        raise UserError(f"{where}: need at least 3 problems to build a book, found {len(problems)}")
+        raise UserError(f"{where}: need at least 3 distinct problems to build a book, found {len(problems)}")
     return problems
 
 
@@ -138,21 +165,21 @@ def build_example(
 
 
 def _template(problems: str, solutions: str, query: dict[str, Any]) -> str:
-    text = load_prompt("mathbook_query")
-    # Fill the fixed parts by plain replacement so braces in math text are never interpreted.
-    return (
-        text.replace("{{problems}}", problems)
-        .replace("{{solutions}}", solutions)
-        .replace("{{question}}", query["question"])
-        .replace("{{options}}", format_options(query["options"]))
-        .replace("{{instruction}}", "{{source:instruction}}")
-    )
+    # One pass, so braces in math text (or a `{{question}}` in a problem) are never interpreted.
+    return fill(load_prompt("mathbook_query"), {
+        "problems": problems,
+        "solutions": solutions,
+        "question": query["question"],
+        "options": format_options(query["options"]),
+        "instruction": "{{source:instruction}}",
+    })
 
 
 def build(cfg: TaskConfig) -> list[dict[str, Any]]:
-    rows = []
+    rows = Built()
     for split in cfg.splits:
         problems = load_problems(cfg, split)
+        rows.dropped["duplicate_problems"] = rows.dropped.get("duplicate_problems", 0) + problems.duplicates
         rng = random.Random(f"mathbook/{cfg.seed}/{split}")
         order = list(range(len(problems)))
         rng.shuffle(order)

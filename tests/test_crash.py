@@ -1,0 +1,199 @@
+"""Crash safety: `alignment run` on tiny models, SIGKILLed at random moments in every stage and
+resumed, ends with the same rows as an uninterrupted run with the same seed.
+
+The reference run is in-process; the killed runs are forked children of this process, so a kill costs the stage's
+work, not a fresh interpreter's imports. Each child runs `alignment.cli.main(["run", ...])`
+exactly as the command line does, lock and all, and names each stage on a pipe as the runner
+starts it; SIGKILL gives it no chance to clean up. For each stage in turn (while it has no
+manifest), up to three children are killed a seeded random time after starting it, drawn from
+the stage's duration in the reference run; then a last child finishes the run. Every stage's
+Parquet artifacts must equal the reference run's, row for row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import select
+import signal
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from alignment import runner
+from alignment.cli import main
+from alignment.runner import STAGE_NAMES
+
+SEED = 19
+KILLS_PER_STAGE = 3
+MIN_KILLS = 20
+
+
+def tiny_config(path: Path, model: Path) -> Path:
+    cpu = {"device": "cpu", "dtype": "float32"}
+    data = {
+        "name": "crash",
+        "task": {"name": "mathbook", "source": "synthetic", "n_examples": 2, "seed": 0},
+        "generation": {"model": str(model), "n_samples": 2, "max_new_tokens": 6, "batch_size": 2, **cpu},
+        "attribution": {"receipts": True},
+        "reward": {"backend": "judge", "model": str(model), "max_length": 2048, "batch_size": 2, **cpu},
+        "judge": {"name": "keyword"},
+        "bon": {"ns": [1, 2], "subsets": 4},
+        "dpo": {"max_pairs": 4, "batch_size": 1, "eval_n_samples": 1, "max_new_tokens": 6, **cpu},
+    }
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def fork_run(argv: list[str]) -> tuple[int, int]:
+    """Fork a child that runs the CLI and exits with its status; returns (pid, read end of a
+    pipe on which the child names each stage as the runner starts it)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never return into pytest
+        code = 1
+        try:
+            os.close(read)
+            devnull = os.open(os.environ.get("CRASH_CHILD_LOG", os.devnull), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            real = runner.context
+
+            def announce(stage: runner.Stage, *args: object, **kw: object) -> object:
+                with contextlib.suppress(OSError):  # observe only: the run is unchanged
+                    os.write(write, f"{stage.name}\n".encode())
+                return real(stage, *args, **kw)
+
+            runner.context = announce
+            code = main(argv)
+        except BaseException:  # reported on the child's stderr (CRASH_CHILD_LOG to keep it)
+            traceback.print_exc()
+        finally:
+            os._exit(code)
+    os.close(write)
+    return pid, read
+
+
+def wait_for_stage(pid: int, pipe: int, stage: str) -> bool:
+    """Block until the child announces `stage` (True) or exits without reaching it (False)."""
+    seen = b""
+    while True:
+        ready, _, _ = select.select([pipe], [], [], 0.05)
+        if ready:
+            chunk = os.read(pipe, 4096)
+            if not chunk:
+                return False
+            seen += chunk
+            if stage.encode() in seen.split(b"\n"):
+                return True
+
+
+def wait(pid: int, timeout: float | None) -> int | None:
+    """The child's exit code, or None if it is still running after `timeout` seconds."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG if deadline is not None else 0)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if deadline is not None and time.monotonic() >= deadline:
+            return None
+        time.sleep(0.002)
+
+
+def pending_stage(out: Path) -> str | None:
+    """The first stage without a manifest (the one a resumed run works on next)."""
+    return next((s for s in STAGE_NAMES if not (out / s / "manifest.json").is_file()), None)
+
+
+def artifacts(out: Path) -> dict[str, pd.DataFrame]:
+    """Every stage's Parquet files (shards excluded: they are the resume mechanism itself)."""
+    return {
+        str(p.relative_to(out)): pd.read_parquet(p)
+        for p in sorted(out.glob("*/**/*.parquet"))
+        if "shards" not in p.parts and not p.name.startswith(".")
+    }
+
+
+def test_sigkill_anywhere_then_resume_gives_identical_rows(tmp_path: Path, tiny_llama_dir: Path) -> None:
+    cfg = tiny_config(tmp_path / "crash.yaml", tiny_llama_dir)
+    ref, out = tmp_path / "ref", tmp_path / "killed"
+    # In-process: the forked children then inherit every module the stages import.
+    assert main(["run", str(cfg), "--out", str(ref), "--quiet"]) == 0
+    seconds = {s: json.loads((ref / s / "manifest.json").read_text())["seconds"] for s in STAGE_NAMES}
+
+    rng = random.Random(SEED)
+    kills: list[tuple[str, float, bool]] = []  # (stage, seconds after it started, still running)
+    argv = ["run", str(cfg), "--out", str(out), "--quiet"]
+    while (target := pending_stage(out)) is not None:
+        assert len(kills) < 10 * len(STAGE_NAMES), kills
+        pid, pipe = fork_run(argv)
+        assert wait_for_stage(pid, pipe, target), f"the resumed run exited before stage {target}"
+        tries = sum(t == target for t, _, _ in kills)
+        t0 = time.monotonic()
+        if tries < KILLS_PER_STAGE:  # a random moment in the stage (or just after it)
+            code = wait(pid, rng.uniform(0, seconds[target]))
+        else:  # killed often enough: let it finish this stage, kill right after its manifest
+            while (code := wait(pid, 0.002)) is None and pending_stage(out) == target:
+                pass
+        assert code is None or (code == 0 and pending_stage(out) is None), (target, code)
+        os.kill(pid, signal.SIGKILL)
+        assert wait(pid, None) in (-signal.SIGKILL, 0)
+        os.close(pipe)
+        kills.append((target, round(time.monotonic() - t0, 3), pending_stage(out) == target))
+    pid, pipe = fork_run(argv)
+    os.close(pipe)
+    assert wait(pid, None) == 0
+    print("KILLS", len(kills), sum(r for _, _, r in kills), sorted({t for t, _, _ in kills}))
+    assert len(kills) >= MIN_KILLS, kills
+    # Most kills land while their stage runs (the rest just after it finished).
+    assert {t for t, _, running in kills if running} >= {"generate", "receipts", "score", "dpo-eval"}, kills
+
+    want, got = artifacts(ref), artifacts(out)
+    assert set(got) == set(want) and "generate/data.parquet" in want
+    for name, df in want.items():
+        pd.testing.assert_frame_equal(got[name], df, obj=name)
+    # None lost or duplicated: the responses are exactly one per (example, variant, sample).
+    responses = got["generate/data.parquet"]
+    assert not responses.duplicated(["example_id", "variant", "sample"]).any()
+    for stage in STAGE_NAMES:
+        a, b = (json.loads((d / stage / "manifest.json").read_text()) for d in (ref, out))
+        assert a["key"] == b["key"] and a["rows"] == b["rows"], stage
+
+
+@pytest.mark.parametrize("stage", ["score", "bon"])
+def test_manifest_is_gone_while_a_stage_rewrites_its_data(tmp_path: Path, tiny_llama_dir: Path,
+                                                          stage: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash after a stage's data write but before its manifest must not leave the old
+    manifest vouching for the new data: the runner removes it before the stage runs."""
+    from alignment import runner
+
+    cfg = tiny_config(tmp_path / "c.yaml", tiny_llama_dir)
+    out = tmp_path / "run"
+    assert main(["run", str(cfg), "--out", str(out), "--quiet"]) == 0
+    seen: list[bool] = []
+    real = runner.get_stage
+
+    def spy(name: str) -> runner.Stage:
+        s = real(name)
+        if name != stage:
+            return s
+
+        def fn(section: object, ctx: object) -> dict[str, int]:
+            seen.append((out / stage / "manifest.json").exists())
+            raise KeyboardInterrupt  # the crash, right where the stage would write its data
+
+        return runner.Stage(s.name, fn, s.section, s.reads, s.inputs, s.enabled)
+
+    monkeypatch.setattr(runner, "get_stage", spy)
+    change = {"score": "reward.batch_size=3", "bon": "bon.seed=5"}[stage]  # new key: the stage reruns
+    assert main(["run", str(cfg), "--out", str(out), "--quiet", "--set", change]) == 130
+    assert seen == [False] and not (out / stage / "manifest.json").exists()
