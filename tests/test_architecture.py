@@ -232,7 +232,7 @@ def test_a_task_without_a_judge_definition_is_refused_not_given_another_tasks_ru
     from alignment.tasks import Task
 
     run = RunDir(tmp_path)
-    write_parquet(run.stage("generate") / "data.parquet", [{"example_id": "a", "variant": "orig", "sample": 0, "text": "x"}])
+    write_parquet(run.stage("generate") / "data.parquet", [{"example_id": "a", "variant": "orig", "sample": 0, "text": "x", "pred": 0, "valid": True, "correct": True}])
     with pytest.raises(UserError, match="no judge definition"):
         ack(JudgeConfig(), Context(run, Task("nojudge", toy_build, "accuracy", "accuracy")))
 

@@ -94,9 +94,10 @@ def _fake_run(root: Path) -> Path:
         {"name": "occupation", "kind": "ground", "original": f"nurse{i}", "counterfactual": "person", "protected": True},
         {"name": "instruction", "kind": "norm", "original": "no stereotypes", "counterfactual": "", "protected": False},
     ]
-    stage("build", pd.DataFrame([{"id": f"e{i}", "sources": sources(i)} for i in range(6)]))
+    stage("build", pd.DataFrame([{"id": f"e{i}", "sources": sources(i), "system": "s", "query": f"q{i}", "cf_query": f"c{i}",
+                                  "answer": 0, "options": ["he", "she"]} for i in range(6)]))
     rows = [{"example_id": f"e{i}", "variant": v, "sample": s} for i in range(6) for v in ("orig", "cf") for s in range(4)]
-    gen = pd.DataFrame(rows).assign(text=lambda d: [f"{r.example_id} {r.variant} {r.sample}\nTherefore, the answer is (A)." for r in d.itertuples()])
+    gen = pd.DataFrame(rows).assign(text=lambda d: [f"{r.example_id} {r.variant} {r.sample}\nTherefore, the answer is (A)." for r in d.itertuples()]).assign(pred=0, valid=True, correct=True)
     stage("generate", gen)
     ack = gen[["example_id", "variant", "sample"]].assign(
         ack=lambda d: (d["variant"] == "orig") & (d["sample"] == 0), ack_raw="keyword: test", ack_parsed=True
