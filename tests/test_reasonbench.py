@@ -43,10 +43,11 @@ def test_counts_meet_the_scaled_quotas(built: tuple[Path, pd.DataFrame]) -> None
     want: Counter[tuple[str, str, str]] = Counter()
     for cell, quotas in unit_quotas(SCALE):
         for q in quotas:
-            for cat, n in q.items():
-                want[(cell.split, cell.stratum, cat)] += n
+            for label, n in q.items():
+                want[(cell.split, cell.stratum, label)] += n
     main = _main(df)
-    got = Counter(zip(main["split"], main["stratum"], main["receipt_category"], strict=True))
+    labels = main["receipt_category"] + ":" + main["new_verdict"]
+    got = Counter(zip(main["split"], main["stratum"], labels, strict=True))
     assert got == +want
     assert set(main["min_receipt_size"]) == {0, 1, 2, 3}
 
@@ -120,30 +121,42 @@ def test_same_seed_same_rows_any_worker_count(built: tuple[Path, pd.DataFrame], 
     assert counts(other) == counts(df) and list(other["prompt"]) != list(df["prompt"])
 
 
-def test_absent_authority_refers_in_both_strata() -> None:
-    ctx = {"query": "q"}
+def test_referral_only_from_authority_and_a_missing_norm_denies() -> None:
+    ctx = {"query": "q", "query_rules": ["R1", "R2"], "depth": 1}
     rule = ["R1", "all", 0, ["a"], "q"]
     assert logic.adjudicate(ctx, {"G": ["a"], "N": [rule], "A": []}) == "refer"
     assert logic.adjudicate(ctx, {"G": ["a"], "N": [rule], "A": ["R1"]}) == "approve"
     assert logic.adjudicate(ctx, {"G": [], "N": [rule], "A": ["R1"]}) == "deny"
-    # authority over a rule that is not in force governs nothing
-    assert logic.adjudicate(ctx, {"G": ["a"], "N": [], "A": ["R1"]}) == "refer"
-    g = {"request_type": "meal_expense", "fields": {"cost_per_attendee": 30}}
-    n = {"issuer": "finance", "combine": "all", "conditions": [["cost_per_attendee", "<=", 60]]}
-    state = {"G": g, "N": n, "A": {"finance": [], "audit": ["meal_expense"]}}
+    # a mandate over the question but no authorised rule in force: a missing norm, decided
+    assert logic.adjudicate(ctx, {"G": ["a"], "N": [], "A": ["R1"]}) == "deny"
+    assert logic.adjudicate(ctx, {"G": ["a"], "N": [rule], "A": ["R2"]}) == "deny"
+    clause = org.BY_ID["EXP-01"]
+    g = {"request_type": "meal_expense",
+         "fields": {"cost_per_attendee": 30, "itemised_receipt": True, "alcohol_on_bill": False}}
+    state = {"G": g, "N": clause.norm, "A": {"finance": [], "audit": ["meal_expense"],
+                                             "operations": []}}  # fmt: skip
     assert org.adjudicate({"clause": "EXP-01"}, state) == "refer"
     state["A"]["finance"] = ["meal_expense"]
     assert org.adjudicate({"clause": "EXP-01"}, state) == "approve"
+    g["fields"]["alcohol_on_bill"] = True  # the exception comes first
+    assert org.adjudicate({"clause": "EXP-01"}, state) == "deny"
 
 
-def test_refer_exactly_when_no_rule_may_govern() -> None:
+def test_refer_exactly_when_the_question_has_no_mandate() -> None:
     rng = random.Random(0)
     world = logic.make_world("log-000", "main", 0, 0)
-    for _ in range(300):
-        ctx, old, _ = world.propose(rng, "G")
-        q = ctx["query"]
-        governed = any(r[4] == q and r[0] in old["A"] for r in old["N"])
-        assert (logic.adjudicate(ctx, old) == "refer") == (not governed)
+    for aim in ("stable:deny", "r1:refer", "r2:approve") * 100:
+        ctx, old, _ = world.propose(rng, "GA", aim)
+        mandate = bool(set(old["A"]) & set(ctx["query_rules"]))
+        assert (logic.adjudicate(ctx, old) == "refer") == (not mandate)
+
+
+def test_changes_to_refer_are_always_receipt_a(built: tuple[Path, pd.DataFrame]) -> None:
+    main = _main(built[1])
+    to_refer = main[(main["new_verdict"] == "refer") & (main["old_verdict"] != "refer")]
+    assert len(to_refer) and all(list(r) == ["A"] for r in to_refer["receipt"])
+    from_refer = main[(main["old_verdict"] == "refer") & (main["new_verdict"] != "refer")]
+    assert all(all("A" in acc for acc in r) for r in from_refer["receipt"])
 
 
 def test_bad_input_is_a_user_error(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
-"""`alignment reasonbench build --out DIR` / `alignment reasonbench audit DIR`: ReasonBench.
+"""`alignment reasonbench build --out DIR` / `audit DIR` / `baseline DIR --kind K`: ReasonBench.
 
 Executable policy and logic cases with exact counterfactual receipts (Method B of the design
 brief): an organisational stratum of 45 typed policy clauses and a logical stratum of 800
 positive-rule worlds, split by independent unit, with inverse, permutation and distractor
-controls for every locked example, and an audit that re-executes every row.
+controls for every locked example, an audit that re-executes every row and checks every
+organisational rule is well-formed, and majority / character TF-IDF baselines.
 """

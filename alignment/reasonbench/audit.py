@@ -5,13 +5,18 @@ states; the cube, endpoints, receipt (from the execution *and* by brute force ov
 cube), changed sources, category columns and the rendered prompt must all match. Controls must
 keep their relation to their original (permutation and distractor: same cube and receipt;
 inverse: cell T equals the original's cell {G,N,A} minus T). No unit may appear in two splits and
-no prompt in two splits. Exit status: 0 when every check is zero, 1 when the audit found
+no prompt in two splits. Every organisational state must be well-formed: `defects` counts, per
+class, inverted requirements, duplicate conditions, tautologies, unsatisfiable conditions (all
+from `policy.defects`), request types foreign to the clause and code syntax in prompts (`==`,
+`True`, `['`); any of them fails the audit. Exit status: 0 when every check is zero, 1 when the audit found
 problems, 2 when DIR cannot be read.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +35,8 @@ from alignment.reasonbench.cases import (
     key_of,
     receipt_keys,
 )
+from alignment.reasonbench.clauses import BY_ID
+from alignment.reasonbench.policy import defects
 from alignment.reasonbench.quotas import expected_counts
 from alignment.reasonbench.render import TEMPLATES, render
 from alignment.receipts import receipt_family
@@ -50,13 +57,14 @@ class AuditReport:
     control_errors: list[str] = field(default_factory=list)
     leaked_units: list[str] = field(default_factory=list)
     prompt_overlap: int = 0
+    defects: dict[str, int] = field(default_factory=dict)
     distributions: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     @property
     def clean(self) -> bool:
         return not (
             self.count_errors or self.label_errors or self.control_errors
-            or self.leaked_units or self.prompt_overlap
+            or self.leaked_units or self.prompt_overlap or any(self.defects.values())
         )  # fmt: skip
 
     def summary(self) -> str:
@@ -68,6 +76,7 @@ class AuditReport:
             f"control relation errors: {len(self.control_errors)}",
             f"unit leakage across splits: {len(self.leaked_units)}",
             f"prompt overlap across splits: {self.prompt_overlap}",
+            "malformed cases: " + ", ".join(f"{k} {v}" for k, v in self.defects.items()),
         ]
         for msg in (self.count_errors + self.label_errors + self.control_errors)[:20]:
             lines.append(f"  {msg}")
@@ -122,6 +131,30 @@ def _check_row(row: Any) -> list[str]:
     return [name for name, bad in problems.items() if bad]
 
 
+DEFECTS = (
+    "inverted requirement", "duplicate condition", "tautology", "unsatisfiable",
+    "foreign request type", "code syntax",
+)  # fmt: skip
+_SYNTAX = re.compile(r"==|!=|\bTrue\b|\bFalse\b|\[\'")
+
+
+def case_defects(row: Any) -> list[str]:
+    """Malformations of one row: its prompt, and for organisational rows both states' rules."""
+    out = ["code syntax"] if _SYNTAX.search(row["prompt"]) else []
+    if row["stratum"] != "organizational":
+        return out
+    try:
+        clause = BY_ID[json.loads(row["context"])["clause"]]
+        states = [json.loads(row[c]) for c in ("old_state", "new_state")]
+        for st in states:
+            out += defects(st["N"], clause.by_name)
+            if st["G"]["request_type"] != clause.request_type:
+                out.append("foreign request type")
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return out  # not executable: reported as a label error
+    return out
+
+
 def _check_control(ctrl: Any, orig: Any) -> str | None:
     """The violated relation between a control and its original, if any."""
     kind = ctrl["control_type"]
@@ -171,6 +204,8 @@ def distributions(df: pd.DataFrame) -> dict[str, pd.DataFrame]:
         "min receipt size (0 = stable)": pd.crosstab(by, main["min_receipt_size"]),
         "ambiguous receipts": pd.crosstab(by, main["ambiguous"]),
         "verdict transitions": pd.crosstab(by, transition),
+        "revised verdict (share)": pd.crosstab(by, main["new_verdict"], normalize="index").round(3),
+        "rule operators": pd.crosstab(by, main["operator"]) if "operator" in main else pd.DataFrame(),
         "changed sources": pd.crosstab(by, main["changed"].map("".join)),
         "proof depth": pd.crosstab(by, main["depth"]) if "depth" in main else pd.DataFrame(),
         "controls": pd.crosstab(df["split"], df["control_type"].fillna("main case")),
@@ -181,11 +216,14 @@ def audit(directory: Path) -> AuditReport:
     """Re-execute and cross-check every row under `directory` (see the module docstring)."""
     df = load(directory)
     report = AuditReport(rows=len(df), counts=counts(df))
+    found: Counter[str] = Counter()
     for r in df.to_dict("records"):
         if r["stratum"] not in STRATA:
             report.label_errors.append(f"{r['id']}: unknown stratum {r['stratum']!r}")
             continue
         report.label_errors += [f"{r['id']}: {p}" for p in _check_row(r)]
+        found.update(case_defects(r))
+    report.defects = {k: found[k] for k in DEFECTS}
     report.control_errors = _controls(df)
     splits = df.groupby("unit_id")["split"].nunique()
     report.leaked_units = sorted(splits[splits > 1].index)

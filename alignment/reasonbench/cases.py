@@ -24,10 +24,17 @@ SOURCES = ("G", "N", "A")
 CUBE_KEYS = ("", "G", "N", "A", "GN", "GA", "NA", "GNA")
 ORDERS = tuple("".join(p) for p in permutations(SOURCES))
 STRATA: dict[str, ModuleType] = {"organizational": org, "logical": logic}
-# How many sources a proposal changes, by the category it aims at (weights for 1, 2, 3).
+# How many sources a proposal changes, by the category it aims at (weights for 1, 2, 3). Part
+# of the label prior: a single-source amendment is mostly a real change (r1), a stable case
+# mostly amends several sources at once.
 _AIM = {
-    "stable": (5, 3, 2), "r1": (6, 3, 1), "r2": (0, 6, 4), "r3": (0, 0, 1), "amb": (0, 6, 4),
+    "stable": (1, 5, 4), "r1": (8, 2, 0), "r2": (0, 6, 4), "r3": (0, 0, 1), "amb": (0, 6, 4),
 }  # fmt: skip
+# The same prior enforced on what is kept: the chance of keeping a case of this category that
+# changed 1, 2 or 3 sources (whatever the proposal aimed at).
+_KEEP = {"stable": (0.05, 1.0, 1.0), "r1": (1.0, 0.4, 0.2)}
+# Chance of keeping a real change whose amendments pull both ways (stable ones are kept).
+_MIXED_CHANGE = 0.05
 _CAP_ATTEMPTS = 25
 
 
@@ -74,9 +81,8 @@ def canonical(obj: Any) -> str:
 
 
 def case_depth(stratum: str, context: dict[str, Any], old: dict, new: dict) -> int:
-    """Longest proof of the query among the eight hybrids (0 when no hybrid approves)."""
-    mod = STRATA[stratum]
-    return max(mod.depth(context, hybrid(old, new, k)) for k in CUBE_KEYS)
+    """The proof depth the case's question needs (see each stratum's `depth`)."""
+    return int(STRATA[stratum].depth(context, old))
 
 
 @dataclass
@@ -113,44 +119,69 @@ class UnitFiller:
         self.rng = random.Random(f"cases:{self.seed}:{self.unit.unit_id}")
 
     def fill(self, quota: dict[str, int], max_attempts: int) -> dict[str, int]:
-        """Add cases for `quota`; return what is still missing after `max_attempts` proposals.
+        """Add cases for `quota` (`category:verdict` labels); return what is still missing.
 
         For the first `_CAP_ATTEMPTS` proposals per wanted case, one receipt structure (say
         ["N", "A"]) may fill at most 40% of a category's quota: the easiest structure to sample
         would otherwise crowd out the others and become a shortcut for receipt predictors.
+        Labels with one possible structure (`r3` is ["GNA"]; a change to `refer` is ["A"]) are
+        not capped, and refer cases are not counted against the r1 cap.
         """
         need = {k: v for k, v in quota.items() if v > 0}
-        caps = {k: max(1, math.ceil(0.4 * v)) for k, v in need.items()}
+        per_cat: Counter[str] = Counter()
+        for k, v in need.items():
+            per_cat[k.split(":")[0]] += v
+        caps = {k: max(1, math.ceil(0.4 * v)) for k, v in per_cat.items()}
         capped_phase = min(max_attempts // 2, _CAP_ATTEMPTS * sum(need.values()))
         used: Counter[str] = Counter()
         for attempt in range(max_attempts):
             if not need:
                 break
             aim = self.rng.choices(list(need), weights=list(need.values()))[0]
-            k = self.rng.choices((1, 2, 3), weights=_AIM[aim])[0]
-            sources = "".join(sorted(self.rng.sample(SOURCES, k), key=SOURCES.index))
+            cat, verdict = aim.split(":")
+            # A change to deny comes from the merits (grounds, norms), never from authority:
+            # losing authority refers, so a denial on lost authority would be a partial loss
+            # that keeps the mandate, a case the prior leaves out.
+            pool = ("G", "N") if verdict == "deny" and cat != "stable" else SOURCES
+            k = min(len(pool), self.rng.choices((1, 2, 3), weights=_AIM[cat])[0])
+            sources = "".join(sorted(self.rng.sample(pool, k), key=SOURCES.index))
             capped = {s for s, n in used.items() if n >= caps[s.split(":")[0]]}
-            found = self._try(sources, need, capped if attempt < capped_phase else set())
+            found = self._try(sources, aim, need, capped if attempt < capped_phase else set())
             if found is not None:
-                used[found] += 1
-                cat = found.split(":")[0]
-                need[cat] -= 1
-                if not need[cat]:
-                    del need[cat]
+                structure, label = found
+                if not label.endswith(":refer"):  # kept off the r1 cap (see above)
+                    used[structure] += 1
+                need[label] -= 1
+                if not need[label]:
+                    del need[label]
         return need
 
-    def _try(self, sources: str, need: dict[str, int], capped: set[str]) -> str | None:
-        """Propose, execute and maybe keep one case; returns "category:receipt" when kept."""
+    def _try(
+        self, sources: str, aim: str, need: dict[str, int], capped: set[str]
+    ) -> tuple[str, str] | None:
+        """Propose, execute and maybe keep one case; returns (structure, label) when kept."""
         unit, stratum = self.unit, self.unit.stratum
-        context, old, new = unit.propose(self.rng, sources)
+        context, old, new = unit.propose(self.rng, sources, aim)
         pair = sorted((canonical(old), canonical(new)))
         key = canonical(context) + pair[0] + pair[1]  # a transition and its inverse count once
         if pair[0] == pair[1] or key in self.seen:
             return None
         cells, receipt = execute(stratum, context, old, new)
         cat = category(receipt)
+        label = f"{cat}:{cells['GNA']}"
         structure = f"{cat}:{'|'.join(receipt)}"
-        if cat not in need or (cat != "stable" and structure in capped):
+        # labels with one possible structure: r3, a change to refer, a denial on the merits
+        # with several accounts (G|N, see `fill`)
+        free = cat in ("stable", "r3") or label in ("amb:deny",) or cells["GNA"] == "refer"
+        lean = getattr(unit, "lean", None)
+        way = lean(old, new) if lean else None  # organisational edits have no direction
+        coherent = way is None or way == (cells["GNA"] == "approve") or (
+            way == "mixed" and (cat == "stable" or self.rng.random() < _MIXED_CHANGE)
+        )
+        if label not in need or not coherent or (not free and structure in capped):
+            return None
+        keep = _KEEP.get(cat)
+        if keep and self.rng.random() >= keep[len(changed_sources(old, new)) - 1]:
             return None
         depth = case_depth(stratum, context, old, new)
         if not unit.accept(context, old, new, depth):
@@ -164,7 +195,7 @@ class UnitFiller:
                 depth=depth, operator=STRATA[stratum].operators(context, [old, new]),
             )
         )  # fmt: skip
-        return structure
+        return structure, label
 
 
 def controls_for(case: Case, unit: Any, seed: int) -> list[Case]:

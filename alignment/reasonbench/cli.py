@@ -1,8 +1,10 @@
-"""`alignment reasonbench build --out DIR [--seed S] [--scale X]` and `alignment reasonbench audit DIR`.
+"""`alignment reasonbench build --out DIR [--seed S] [--scale X]`, `alignment reasonbench audit DIR`
+and `alignment reasonbench baseline DIR --kind majority|tfidf`.
 
-Thin wrappers over `build(BuildConfig) -> Path` and `audit(dir) -> AuditReport`. `audit` exits
-0 when clean, 1 when it found label errors, broken controls, unit leakage, prompt overlap or
-wrong counts, and 2 (like every `UserError`) when DIR cannot be read.
+Thin wrappers over `build(BuildConfig) -> Path`, `audit(dir) -> AuditReport` and
+`run_baseline(dir, kind) -> DataFrame`. `audit` exits 0 when clean, 1 when it found label
+errors, broken controls, unit leakage, prompt overlap, malformed cases or wrong counts, and 2
+(like every `UserError`) when DIR cannot be read.
 """
 
 from __future__ import annotations
@@ -35,6 +37,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0 if report.clean else 1
 
 
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from alignment.reasonbench.baseline import run_baseline, to_markdown
+
+    table = run_baseline(Path(args.dir), args.kind)
+    print(to_markdown(table, args.kind), end="")
+    print(f"written: {Path(args.dir) / '_baselines' / args.kind}.csv and .md")
+    return 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reasonbench", help="build or audit the ReasonBench receipts benchmark")
     rb = p.add_subparsers(dest="reasonbench_command", metavar="ACTION")
@@ -51,3 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     a = rb.add_parser("audit", help="re-execute every row and check splits, controls, counts")
     a.add_argument("dir", metavar="DIR", help="folder written by `reasonbench build`")
     a.set_defaults(func=cmd_audit)
+    bl = rb.add_parser("baseline", help="majority or character TF-IDF baseline: train -> locked")
+    bl.add_argument("dir", metavar="DIR", help="folder written by `reasonbench build`")
+    bl.add_argument("--kind", required=True, choices=("majority", "tfidf"),
+                    help="majority label, or character n-gram TF-IDF + linear SVM")  # fmt: skip
+    bl.set_defaults(func=cmd_baseline)

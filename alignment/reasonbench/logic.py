@@ -9,11 +9,21 @@ query `q` (in `context`). State of the evaluator (JSON-ready):
   `atleast` (at least `k` of the body atoms); all rules are positive (monotone)
 - `A` authority: the sorted ids of the rules that may govern, i.e. decide a query
 
-Verdict for `q`: the *governing* rules are the rules in `N` with head `q` whose id is in `A`.
-None → `refer` (no authorised rule can govern the query; nothing is decided on the merits).
-Otherwise `approve` iff `q` is derivable from `G` by forward chaining with every rule of `N`
-whose head is not `q` (intermediate rules need no authority) plus the governing rules, else
-`deny`. The proof depth is the forward-chaining round in which `q` is first derived.
+Verdict for `q` (`context["query_rules"]` lists the world's rules concluding `q`, in force or
+not; they are fixed by the world, not by any state):
+
+1. No id of a rule concluding `q` in `A` → `refer`: the evaluator has no mandate over the
+   question, so nothing is decided on the merits. Referral arises from authority alone.
+2. Otherwise the *governing* rules are the rules in `N` with head `q` whose id is in `A`. None
+   (the mandate exists but no authorised rule is in force: a missing norm) → `deny`: nothing
+   entitles the request, and the evaluator, holding jurisdiction, decides it on the merits.
+3. Otherwise `approve` iff `q` is derivable from `G` by forward chaining with every rule of `N`
+   whose head is not `q` (intermediate rules need no authority) plus the governing rules, else
+   `deny`.
+
+The verdict is monotone in each source under refer < deny < approve. The proof depth of a case
+(`context["depth"]`) is the world's: the forward-chaining round in which `q` is first derived
+from all level-0 atoms with the whole rule pool.
 
 World kinds: `main` (levels 0-3, `all`/`any` rules, proof depth at most 3), `operator` (query
 rules use the held-out `atleast` operator), `depth` (levels 0-6, queries at levels 4-6, every
@@ -33,10 +43,18 @@ _VOWELS = "aeiou"
 _SYLLABLES = [c + v for c in _CONSONANTS for v in _VOWELS]
 _NAME_SPACE = len(_SYLLABLES) ** 3
 _NAMES_PER_WORLD = 48
+# The label prior's link to the rendering: how often a proposal is a build-up (the new state
+# has more) when aiming at approval, and a tear-down otherwise; the rest are random edits.
+COHERENCE = 0.85
+RANDOM_EDITS = 0.1
+# Stable cases amending several sources mostly pull both ways (one source gains, another loses).
+STABLE_MIXED = 0.95
+# An authority amendment mostly grants or withdraws the mandate over the whole question.
+WHOLE_MANDATE = 0.9
 _SHAPES = {  # kind: (atoms per level, query levels, rules per atom, p(fact), p(rule), p(auth))
     "main": ((7, 4, 3, 2), (2, 3), 2, 0.5, 0.7, 0.6),
     "operator": ((7, 4, 3, 2), (2, 3), 2, 0.5, 0.7, 0.6),
-    "depth": ((6, 2, 2, 2, 2, 2, 2), (4, 5, 6), 2, 0.6, 0.88, 0.6),
+    "depth": ((6, 2, 2, 2, 2, 2, 2), (4, 5, 6), 2, 0.5, 0.9, 0.6),
 }
 
 
@@ -82,23 +100,23 @@ def closure(facts: list[str], rules: list[list[Any]]) -> dict[str, int]:
     return known
 
 
-def _derive(context: dict[str, Any], state: dict[str, Any]) -> tuple[str, int]:
+def adjudicate(context: dict[str, Any], state: dict[str, Any]) -> str:
     q = context["query"]
     auth = set(state["A"])
+    if not auth.intersection(context["query_rules"]):
+        return "refer"
     governing = [r for r in state["N"] if r[4] == q and r[0] in auth]
     if not governing:
-        return "refer", 0
+        return "deny"
     usable = [r for r in state["N"] if r[4] != q] + governing
-    known = closure(state["G"], usable)
-    return ("approve", known[q]) if q in known else ("deny", 0)
-
-
-def adjudicate(context: dict[str, Any], state: dict[str, Any]) -> str:
-    return _derive(context, state)[0]
+    return "approve" if q in closure(state["G"], usable) else "deny"
 
 
 def depth(context: dict[str, Any], state: dict[str, Any]) -> int:
-    return _derive(context, state)[1]
+    """The world's proof depth of the query (in `context`): the forward-chaining round in which
+    it is first derived from every observable fact with every rule of the world. A property of
+    the question, not of one state, so a depth shift changes depth alone."""
+    return int(context["depth"])
 
 
 def operators(context: dict[str, Any], states: list[dict[str, Any]]) -> str:
@@ -130,6 +148,11 @@ class LogicWorld:
     @cached_property
     def by_id(self) -> dict[str, list[Any]]:
         return {r[0]: r for r in self.pool}
+
+    def context_of(self, q: str) -> dict[str, Any]:
+        full = closure(self.levels[0], self.pool)
+        return {"query": q, "query_rules": [r[0] for r in self.pool if r[4] == q],
+                "depth": full.get(q, 0)}  # fmt: skip
 
     # --- sampling ----------------------------------------------------------------------------
     def _cone(self, q: str) -> tuple[list[str], list[str]]:
@@ -193,27 +216,56 @@ class LogicWorld:
         else:
             own = [r[0] for r in self.pool if r[4] == q]
             rid = rule[0] if rule[4] == q else rng.choice(own)
-            old["A"] = [i for i in old["A"] if i != rid]
+            # Mostly the mandate over the question as a whole (every rule concluding q).
+            gone = set(own) if rng.random() < WHOLE_MANDATE else {rid}
+            old["A"] = [i for i in old["A"] if i not in gone]
             new["A"] = sorted(set(new["A"]) | {rid}, key=_id_key)
 
-    def propose(self, rng: random.Random, sources: str) -> tuple[dict, dict, dict]:
+    def propose(
+        self, rng: random.Random, sources: str, aim: str = "stable:approve"
+    ) -> tuple[dict, dict, dict]:
+        """A transition changing `sources`. `aim` (the wanted `category:verdict`) only biases
+        the proposal: build-up transitions (the new state has more) mostly when aiming at
+        approval, tear-down ones otherwise, along one rule or two (see `width`)."""
+        cat, verdict = aim.split(":")
         q = rng.choice(self.queries)
         old = self._initial(rng)
         new = {s: list(v) for s, v in old.items()}  # rules are never mutated, so share them
-        if rng.random() < 0.3:
+        if rng.random() < RANDOM_EDITS:
             for s in sources:
                 for _ in range(1 if rng.random() < 0.65 else 2):
                     self._edit(new, s, q, rng)
-            return {"query": q}, old, new
+            return self.context_of(q), old, new
         _, cone_ids = self._cone(q)
         own = [r for r in self.pool if r[4] == q]
         pool = own if rng.random() < 0.6 else [self.by_id[i] for i in cone_ids]
-        focus = rng.sample(pool, min(len(pool), rng.choice((1, 1, 2))))
-        for s in sources:
-            self._focused(old, new, s, rng.choice(focus), q, rng)
-        if rng.random() < 0.5:  # tear-down transitions as often as build-up ones
+        # Build-ups along two rules give alternative accounts (amb), along one rule joint ones
+        # (r2, r3); tear-downs the other way round.
+        joint = {"amb": verdict != "approve", "r2": verdict == "approve", "r3": True}
+        width = rng.choice((1, 1, 2)) if cat not in joint else 1 if joint[cat] else 2
+        focus = rng.sample(pool, min(len(pool), width))
+        for i, s in enumerate(sources):
+            self._focused(old, new, s, focus[i % len(focus)], q, rng)
+        if cat == "stable" and len(sources) > 1 and rng.random() < STABLE_MIXED:
+            down = rng.sample(sources, rng.randint(1, len(sources) - 1))
+            for s in down:  # these sources lose what the others gain
+                old[s], new[s] = new[s], old[s]
+            return self.context_of(q), old, new
+        if rng.random() < (1 - COHERENCE if verdict == "approve" else COHERENCE):
             old, new = new, old
-        return {"query": q}, old, new
+        return self.context_of(q), old, new
+
+    @staticmethod
+    def lean(old: dict[str, Any], new: dict[str, Any]) -> bool | str:
+        """True for a build-up (the new state only adds), False for a tear-down (it only
+        removes), "mixed" otherwise. The filler keeps a build-up only when it ends in approval
+        and a tear-down only when it does not: that coupling is the label prior's surface cue."""
+        added = removed = False
+        for s in ("G", "N", "A"):
+            a = {r[0] if isinstance(r, list) else r for r in old[s]}
+            b = {r[0] if isinstance(r, list) else r for r in new[s]}
+            added, removed = added or bool(b - a), removed or bool(a - b)
+        return "mixed" if added == removed else added
 
     def accept(self, context: dict, old: dict, new: dict, depth_: int) -> bool:
         if self.kind == "depth":
@@ -276,8 +328,11 @@ def _rule(
 ) -> list[Any]:
     if kind == "operator" and query:
         return ["", "atleast", 2, _body(rng, levels, lvl, 3), head]
-    if kind == "depth":
-        return ["", "all", 0, _body(rng, levels, lvl, rng.choice((1, 2))), head]
+    if kind == "depth":  # every body atom sits one level down, so no proof is shorter
+        below = levels[lvl - 1]
+        if rng.random() < 0.25:
+            return ["", "any", 0, sorted(below), head]
+        return ["", "all", 0, sorted(rng.sample(below, rng.choice((1, 2)))), head]
     if rng.random() < 0.25:
         return ["", "any", 0, _body(rng, levels, lvl, rng.choice((2, 3))), head]
     return ["", "all", 0, _body(rng, levels, lvl, rng.choice((1, 2, 2, 3))), head]

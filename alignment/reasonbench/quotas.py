@@ -4,9 +4,11 @@ Cases fall into five receipt categories: `stable` (endpoints agree, empty receip
 `r3` (one minimal account of that size) and `amb` (two or more minimal accounts). The published
 benchmark fixes the totals; the split of changed cases into r1/r2/r3 is this project's choice.
 
-Every unit (a clause or a world) belongs to exactly one *cell* (split x stratum). The category
-quota of every unit is cut from one well-mixed sequence of categories, so each cell and unit gets
-the same mix up to rounding and all totals are exact, at any `--scale`.
+Each category is further split by the revised verdict (`VERDICT_MIX`, the benchmark's label
+prior), giving quota labels such as `stable:approve` or `r1:refer`. Every unit (a clause or a
+world) belongs to exactly one *cell* (split x stratum). The label quota of every unit is cut from
+one well-mixed sequence of labels, so each cell and unit gets the same mix up to rounding and
+all totals are exact, at any `--scale`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,14 @@ PUBLISHED = {
     "locked_units": 102,
 }
 CATEGORIES: dict[str, int] = {"stable": 8_632, "r1": 4_418, "r2": 2_200, "r3": 800, "amb": 3_470}
+VERDICTS = ("approve", "deny", "refer")
+# The label prior: the revised verdict's mix within each receipt category (approve, deny, refer),
+# the same in every cell, so no split or shift differs from another in its label mix. A change
+# *to* refer always has the receipt ["A"] (referral depends on authority alone), hence r1 only.
+VERDICT_MIX: dict[str, tuple[float, float, float]] = {
+    "stable": (0.1, 0.85, 0.05), "r1": (0.45, 0.2, 0.35), "r2": (0.95, 0.05, 0.0),
+    "r3": (1.0, 0.0, 0.0), "amb": (0.15, 0.85, 0.0),
+}  # fmt: skip
 CONTROL_TYPES = ("inverse", "permutation", "distractor")
 SPLITS = ("train", "calibration", "locked", "shift_operator", "shift_linguistic", "shift_depth")
 
@@ -86,19 +96,28 @@ def scaled_cells(scale: float) -> list[Cell]:
     ]
 
 
-def unit_quotas(scale: float) -> list[tuple[Cell, list[dict[str, int]]]]:
-    """Per cell, the category quota of each of its units (exact totals at every scale)."""
-    cells = scaled_cells(scale)
-    total = sum(c.cases for c in cells)
+def labels(total: int) -> dict[str, int]:
+    """Counts of each `category:verdict` label in a build of `total` main cases."""
     cats = dict(zip(CATEGORIES, apportion(list(CATEGORIES.values()), total), strict=True))
-    seq = category_sequence(cats)
+    out = {}
+    for cat, n in cats.items():
+        for v, k in zip(VERDICTS, apportion(list(VERDICT_MIX[cat]), n), strict=True):
+            if k:
+                out[f"{cat}:{v}"] = k
+    return out
+
+
+def unit_quotas(scale: float) -> list[tuple[Cell, list[dict[str, int]]]]:
+    """Per cell, the `category:verdict` quota of each of its units (exact at every scale)."""
+    cells = scaled_cells(scale)
+    seq = category_sequence(labels(sum(c.cases for c in cells)))
     out, pos = [], 0
     for cell in cells:
         quotas = []
         for n in apportion([1.0] * cell.units, cell.cases):
-            q = dict.fromkeys(CATEGORIES, 0)
+            q: dict[str, int] = {}
             for name in seq[pos : pos + n]:
-                q[name] += 1
+                q[name] = q.get(name, 0) + 1
             pos += n
             quotas.append(q)
         out.append((cell, quotas))
@@ -112,7 +131,7 @@ def expected_counts(scale: float) -> dict[str, int]:
     for _, quotas in cells:
         for q in quotas:
             for k, v in q.items():
-                cats[k] += v
+                cats[k.split(":")[0]] += v
     main = sum(cats.values())
     locked = sum(c.cases for c, _ in cells if c.split == "locked")
     return {
