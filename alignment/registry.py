@@ -48,6 +48,13 @@ class Registry(Generic[T]):
             )
         return self._items[name]
 
+    def check(self, name: str, field: str) -> None:
+        """Config validation: an unknown name fails as `<field>: unknown ... (did you mean ...)`."""
+        try:
+            self.get(name)
+        except UserError as e:
+            raise UserError(f"{field}: {e}") from None
+
     def names(self) -> list[str]:
         return sorted(self._items)
 

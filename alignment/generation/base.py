@@ -15,13 +15,15 @@ from alignment.config import check, check_device, doc
 from alignment.registry import Registry
 
 Chat = list[dict[str, str]]
+# Declared before the config so it can check names; `alignment.generation` registers the backends.
+GENERATORS: Registry = Registry("generation backend")
 
 
 @dataclass
 class GenerationConfig:
     """How responses are sampled."""
 
-    backend: Literal["transformers", "vllm"] = doc("transformers (CPU/GPU) or vllm (GPU only, optional extra).", "transformers")
+    backend: str = doc("A registered generation backend: transformers (CPU/GPU) or vllm (GPU only, optional extra).", "transformers")
     model: str = doc("Preset name (smollm2-135m, llama-3.1-8b-instruct, ...), hub id or local folder.", "smollm2-135m")
     n_samples: int = doc("Samples per prompt, for the original and for the counterfactual prompt.", 4)
     temperature: float = doc("Sampling temperature; 0 means greedy.", 0.8)
@@ -47,6 +49,7 @@ class GenerationConfig:
         check(self.batch_size >= 1, "batch_size", f"must be >= 1, got {self.batch_size}")
         check(self.tensor_parallel_size >= 1, "tensor_parallel_size", "must be >= 1")
         check(0 < self.gpu_memory_utilization <= 1, "gpu_memory_utilization", "must be in (0, 1]")
+        GENERATORS.check(self.backend, "backend")
         check_device(self.device)
         check(self.max_model_len is None or self.max_model_len >= 1, "max_model_len", "must be >= 1 or null")
 
@@ -73,8 +76,8 @@ def chat_for(system: str, user: str) -> Chat:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-GENERATORS: Registry = Registry("generation backend")
 
 
 def make_generator(cfg: GenerationConfig) -> Generator:
     return GENERATORS.get(cfg.backend)(cfg)
+

@@ -11,6 +11,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from alignment.config import check, check_device, doc
 from alignment.errors import UserError
+from alignment.generation.base import GENERATORS
 from alignment.registry import Registry
 
 TASK_NAMES = ("mathbook", "biasqa")
@@ -54,7 +55,7 @@ class JudgeConfig:
         "llm judge: preset (smollm2-135m, llama-3.3-70b-instruct, ...), hub id or local folder.",
         "smollm2-135m",
     )
-    backend: Literal["transformers", "vllm"] = doc(
+    backend: str = doc(
         "llm judge: transformers (CPU/GPU) or vllm (GPU only, optional extra).", "transformers"
     )
     max_new_tokens: int = doc("llm judge: tokens the judge may write (paper: 256).", 256)
@@ -72,6 +73,7 @@ class JudgeConfig:
 
     def __post_init__(self) -> None:
         _known("name", self.name)
+        GENERATORS.check(self.backend, "backend")
         check(self.max_new_tokens >= 1, "max_new_tokens", f"must be >= 1, got {self.max_new_tokens}")
         check(self.batch_size >= 1, "batch_size", f"must be >= 1, got {self.batch_size}")
         check(self.tensor_parallel_size >= 1, "tensor_parallel_size", "must be >= 1")

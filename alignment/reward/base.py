@@ -29,13 +29,16 @@ from alignment.config import check, check_device, doc
 from alignment.generation.base import Chat
 from alignment.registry import Registry
 
+# Declared before the config so it can check names; `alignment.reward` registers the backends.
+REWARD_MODELS: Registry = Registry("reward backend")
+
 
 @dataclass
 class RewardConfig:
     """Which reward model scores responses, and how."""
 
-    backend: Literal["classifier", "judge"] = doc(
-        "classifier: a sequence classifier with one logit (Skywork RMs); judge: a chat LM asked "
+    backend: str = doc(
+        "A registered reward backend. classifier: a sequence classifier with one logit (Skywork RMs); judge: a chat LM asked "
         "a yes/no rubric, reward = log P(yes) - log P(no).",
         "judge",
     )
@@ -60,6 +63,7 @@ class RewardConfig:
     def __post_init__(self) -> None:
         check(self.batch_size >= 1, "batch_size", f"must be >= 1, got {self.batch_size}")
         check(self.max_length >= 16, "max_length", f"must be >= 16, got {self.max_length}")
+        REWARD_MODELS.check(self.backend, "backend")
         check(self.engine == "transformers" or self.backend == "classifier", "engine", "vllm needs backend: classifier")
         check_device(self.device)
         check(0 < self.gpu_memory_utilization <= 1, "gpu_memory_utilization", "must be in (0, 1]")
@@ -69,7 +73,6 @@ class RewardModel(Protocol):
     def score(self, prompt: Chat, responses: list[str], suffixes: list[str]) -> np.ndarray: ...
 
 
-REWARD_MODELS: Registry[Callable[[RewardConfig], RewardModel]] = Registry("reward backend")
 
 
 def make_reward_model(cfg: RewardConfig) -> RewardModel:
