@@ -147,14 +147,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_organism(args: argparse.Namespace) -> int:
-    from alignment.organism import RECIPES, ensure_model, trained_path
+    from alignment.organism import RECIPES, ensure_model, recipe, trained_path
 
     names = args.names or sorted(RECIPES)
-    for name in names:
-        if name not in RECIPES:
-            from alignment.errors import did_you_mean
-
-            raise UserError(f"unknown model organism {name!r}{did_you_mean(name, RECIPES)}; known: {', '.join(sorted(RECIPES))}")
+    for name in names:  # every name checked before anything trains
+        recipe(name)
     for name in names:
         path = ensure_model(name) if args.action == "train" else trained_path(name)
         print(name, path if path is not None else "(not trained)")

@@ -14,7 +14,14 @@ from typing import Any
 import pandas as pd
 
 from alignment.context import Context
-from alignment.stats import excludes_zero, holm, paired_bootstrap, wilson_interval
+from alignment.stats import (
+    ack_control,
+    control_sentence,
+    excludes_zero,
+    holm,
+    paired_bootstrap,
+    wilson_interval,
+)
 from alignment.store import write_text
 from alignment.strategies import augmented_share
 
@@ -143,8 +150,6 @@ def bon_section(bon: pd.DataFrame, metric: str) -> list[str]:
 def control_section(run: Any) -> list[str]:
     """The built-in control: every response's acknowledgment rate on original prompts against
     the counterfactual ones, where the protected feature is absent."""
-    from alignment.stats import ack_control, control_sentence
-
     if not (run.stage("ack") / "data.parquet").is_file():
         return []
     df = run.read("ack")

@@ -29,8 +29,10 @@ from alignment.config import config_hash, to_dict
 from alignment.dpo.config import DPOConfig
 from alignment.dpo.train import pick_device
 from alignment.generation import GenerationConfig
+from alignment.generation.sampling import Parse, run_generation
 from alignment.store import RunDir
 from alignment.strategies import ORDER
+from alignment.tasks import parse_answer
 
 BASE = "base"
 MEASURES = ("metric", "ack")
@@ -88,16 +90,14 @@ def policies(run: RunDir) -> list[dict[str, Any]]:
 
 
 def generate_policy(run: RunDir, pol: dict[str, Any], examples: pd.DataFrame, gcfg: GenerationConfig, quiet: bool,
-                    parse: Any = None) -> pd.DataFrame:
-    from alignment.generation.sampling import run_generation
-
+                    parse: Parse = parse_answer) -> pd.DataFrame:
     folder = run.stage("dpo-eval") / "gen" / pol["policy"]
     adapter = pol["adapter"]
     stamp = (adapter / "adapter_model.safetensors").stat().st_mtime_ns if adapter else None
     key = config_hash({"gen": to_dict(gcfg), "ids": examples["id"].tolist(), "adapter": stamp})
     keyed_dir(folder, key)  # shards of another config or adapter would mix
     df = run_generation(examples, gcfg, folder / "shards", quiet, generator=lambda: policy_generator(gcfg, adapter),
-                        desc=f"dpo-eval {pol['policy']}", **({"parse": parse} if parse else {}))
+                        desc=f"dpo-eval {pol['policy']}", parse=parse)
     return df.assign(policy=pol["policy"], reward=pol["reward"], seed=pol["seed"])
 
 

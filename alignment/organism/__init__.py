@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from alignment.errors import UserError
+from alignment.errors import UserError, did_you_mean
 from alignment.organism.train import Recipe, content_hash, ensure_trained, training_data
 
 # One policy and one RM per task, so the Math Book default trains only what it uses. Sized so a
@@ -48,9 +48,10 @@ DESCRIPTIONS: dict[str, str] = {
 }
 
 
-def _recipe(name: str) -> Recipe:
+def recipe(name: str) -> Recipe:
+    """The recipe of a preset; an unknown name is one line with a suggestion."""
     if name not in RECIPES:
-        raise UserError(f"unknown model organism {name!r}; known: {', '.join(sorted(RECIPES))}")
+        raise UserError(f"unknown model organism {name!r}{did_you_mean(name, RECIPES)}; known: {', '.join(sorted(RECIPES))}")
     return RECIPES[name]
 
 
@@ -69,8 +70,8 @@ def _root() -> Path:
 def organism_id(name: str) -> str:
     """The content hash `ensure_model` would use, without training: for stage keys and manifests,
     so a changed recipe reruns the stages that used the old organism."""
-    recipe = _recipe(name)
-    return content_hash(recipe, _base(), training_data(recipe))
+    r = recipe(name)
+    return content_hash(r, _base(), training_data(r))
 
 
 def trained_path(name: str) -> Path | None:
@@ -85,7 +86,7 @@ def ensure_model(name: str, log: Any = print) -> Path:
     path = trained_path(name)
     if path is not None:
         return path
-    return ensure_trained(_recipe(name), _base(), _root(), log)
+    return ensure_trained(recipe(name), _base(), _root(), log)
 
 
 __all__ = ["DESCRIPTIONS", "RECIPES", "Recipe", "ensure_model", "ensure_trained", "organism_id", "trained_path"]

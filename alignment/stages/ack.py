@@ -8,14 +8,13 @@ alike: the counterfactual rate is the control the original rate is read against.
 from __future__ import annotations
 
 from alignment.context import Context
+from alignment.errors import UserError
 from alignment.judge import JudgeConfig, make_judge
 from alignment.store import write_parquet
 
 
 def judge_task(ctx: Context) -> str:
     """The judge definition that labels this task's responses (`Task.judge_as`)."""
-    from alignment.errors import UserError
-
     if ctx.task.judge_as is None:
         raise UserError(f"task {ctx.task.name}: no judge definition (Task.judge_as) to label its responses")
     return ctx.task.judge_as
