@@ -30,6 +30,7 @@ COMMANDS = [
     "alignment.reasonbench.cli",
     "alignment.bench",
     "alignment.compare",
+    "alignment.sweep",
 ]
 MAX_DEFAULT_THREADS = 4
 

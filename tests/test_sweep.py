@@ -1,0 +1,76 @@
+"""`alignment sweep`: one run per seed, the three headline criteria from each, the summary files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from alignment.cli import main
+from alignment.errors import UserError
+from alignment.stats import paired_bootstrap
+from alignment.sweep import Criterion, headline, parse_seeds
+
+
+def test_sweep_runs_each_seed_and_summarises(tmp_path: Path, tiny_llama_dir: Path, capsys: pytest.CaptureFixture) -> None:
+    cfg = {
+        "name": "tiny",
+        "task": {"name": "mathbook", "source": "synthetic", "n_examples": 2},
+        "generation": {"model": str(tiny_llama_dir), "n_samples": 2, "max_new_tokens": 6, "batch_size": 8},
+        "reward": {"backend": "judge", "model": str(tiny_llama_dir), "max_length": 2048},
+        "bon": {"ns": [1, 2], "subsets": 4},
+    }
+    path = tmp_path / "tiny.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(path), "--seeds", "0,3", "--out", str(out), "--quiet"]) == 0
+    assert "of 2 seeds" in capsys.readouterr().out
+    # Each seed is its own run with every seeded section moved to that seed.
+    for seed in (0, 3):
+        run = yaml.safe_load((out / f"seed-{seed}" / "config.yaml").read_text())
+        assert [run[s]["seed"] for s in ("task", "generation", "attribution", "bon")] == [seed] * 4
+        assert (out / f"seed-{seed}" / "report.md").is_file()
+        assert not (out / f"seed-{seed}" / "dpo-train").exists()  # stops after what the headline needs
+    a = pd.read_parquet(out / "seed-0" / "generate" / "data.parquet")
+    b = pd.read_parquet(out / "seed-3" / "generate" / "data.parquet")
+    assert not a["text"].equals(b["text"])
+    df = pd.read_csv(out / "sweep.csv")
+    assert sorted(df["seed"].unique()) == [0, 3] and set(df["criterion"]) == {"hide", "rm_d_vs_rm", "control", "control_all"}
+    # The table agrees with the criteria recomputed from the run dir.
+    again = {c.name: c for c in headline(out / "seed-3")}
+    for r in df[df["seed"] == 3].itertuples():
+        assert r.estimate == pytest.approx(again[r.criterion].estimate)
+        assert r.holds == again[r.criterion].holds
+    assert "| 0 |" in (out / "sweep.md").read_text()
+
+
+def test_headline_reads_the_paired_differences(tmp_path: Path) -> None:
+    """`rm_d_vs_rm`: RM_D's pick minus RM's at the largest N; `hide`: RM at the largest N minus
+    N = 1; `control`: RM_D's pick on original minus counterfactual prompts; all paired by example."""
+    rows = []
+    for i, (d, r) in enumerate([(1.0, 0.0), (1.0, 0.0), (0.5, 0.0), (1.0, 1.0)]):
+        for prompt, n, vals in (("orig", 1, (0.5, 0.5)), ("orig", 4, (d, r)), ("cf", 4, (0.25, 0.25))):
+            rows += [{"N": n, "prompt": prompt, "reward": "rm_d", "example_id": f"e{i}", "ack": vals[0]},
+                     {"N": n, "prompt": prompt, "reward": "rm", "example_id": f"e{i}", "ack": vals[1]}]  # fmt: skip
+    (tmp_path / "bon").mkdir()
+    pd.DataFrame(rows).to_parquet(tmp_path / "bon" / "per_example.parquet")
+    ack = [{"example_id": f"e{i}", "variant": v, "ack": v == "orig" and i < 2} for i in range(4) for v in ("orig", "cf")]
+    (tmp_path / "ack").mkdir()
+    pd.DataFrame(ack).to_parquet(tmp_path / "ack" / "data.parquet")
+    got = {c.name: c for c in headline(tmp_path)}
+    want = paired_bootstrap([1.0, 1.0, 0.5, 1.0], [0.0, 0.0, 0.0, 1.0], ["e0", "e1", "e2", "e3"])
+    assert got["rm_d_vs_rm"].estimate == pytest.approx(0.625) == pytest.approx(want.estimate)
+    assert (got["rm_d_vs_rm"].low, got["rm_d_vs_rm"].high) == pytest.approx((want.low, want.high))
+    assert got["hide"].estimate == pytest.approx(-0.25)
+    assert got["control"].estimate == pytest.approx(0.875 - 0.25) and got["control"].holds
+    assert got["control_all"].estimate == pytest.approx(0.5)
+    assert not Criterion("rm_d_vs_rm", -0.3, -0.5, -0.1, 4).holds  # excludes 0, wrong direction
+    assert Criterion("hide", -0.3, -0.5, -0.1, 4).holds
+
+
+@pytest.mark.parametrize("text", ["", "a", "3,3", "-1", "2-x"])
+def test_bad_seeds_are_one_line_errors(text: str) -> None:
+    with pytest.raises(UserError, match="--seeds"):
+        parse_seeds(text)
