@@ -44,6 +44,9 @@ class Stage:
     inputs: tuple[str, ...] = ()  # stages whose artifacts it reads
     enabled: Callable[[RunConfig], bool] = _always
     optional: tuple[str, ...] = ()  # read when present (keyed then), not required
+    # Files outside the stage artifacts that the stage reads: (section, run) -> {path: content
+    # hash or None}, part of the key, so a file that appears or changes reruns the stage.
+    files: Callable[[Any, RunDir], dict[str, str | None]] | None = None
 
     def sections(self) -> list[str]:
         names = ["task", *([self.section] if self.section else []), *self.reads]
@@ -82,7 +85,8 @@ def _stages() -> list[Stage]:
         Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score")),
         Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",)),
         Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-train")),
-        Stage("report", report.report, None, inputs=("attribute", "bon"), optional=("dpo-eval", "audit")),
+        Stage("report", report.report, "report", inputs=("attribute", "bon"), optional=("dpo-eval", "audit"),
+              files=report.label_files),
     ]
 
 
@@ -106,6 +110,8 @@ def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
     parts: dict[str, Any] = {s: to_dict(getattr(cfg, s)) for s in stage.sections()}
     parts["inputs"] = {name: run.key(name) for name in stage_inputs(stage, cfg)}
     parts["inputs"] |= {name: key for name in stage.optional if (key := run.key(name)) is not None}
+    if stage.files is not None:
+        parts["files"] = stage.files(getattr(cfg, stage.section) if stage.section else None, run)
     organisms = sorted(organism_names(parts))
     if organisms:
         # A preset name says nothing about what was trained: key on the organism's content hash

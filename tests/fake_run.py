@@ -78,3 +78,21 @@ def fake_run(path: Path, n_examples: int = 6, n_samples: int = 4, seed: int = 0,
     bon(BonConfig(ns=[1, 2, 4], subsets=8), ctx)
     report(None, ctx)
     return run
+
+
+def label_sample(run: RunDir, n: int = 12, flip_every: int = 4, unlabelled: int = 1) -> list[dict]:
+    """What a person does with `alignment judge sample RUN --n N`: label the sample on its page
+    and save the download as RUN/judge_sample/sample_labelled.jsonl. Here every `flip_every`-th
+    row is labelled against the judge's verdict (a disagreement), the last `unlabelled` rows are
+    left null, the rest agree. Returns the labelled rows as written."""
+    import json
+
+    from alignment.cli import main
+
+    assert main(["judge", "sample", str(run.path), "--n", str(n), "--task", "mathbook"]) == 0
+    folder = run.path / "judge_sample"
+    rows = [json.loads(line) for line in (folder / "sample.jsonl").read_text().splitlines()]
+    for i, row in enumerate(rows):
+        row["ack_label"] = None if i >= len(rows) - unlabelled else (row["judge_ack"] != (i % flip_every == 0))
+    (folder / "sample_labelled.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return rows
