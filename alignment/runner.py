@@ -27,7 +27,7 @@ from alignment.console import stage_line
 from alignment.context import Context
 from alignment.errors import UserError, did_you_mean
 from alignment.run_config import RunConfig
-from alignment.store import RunDir, locked, write_text
+from alignment.store import RunDir, locked, make_folder, write_text
 from alignment.tasks import TASKS
 
 
@@ -159,16 +159,7 @@ def make_run_dir(cfg: RunConfig, out: str | Path | None) -> Path:
     """Create the run dir (`--out`, default runs/<name>/); a path of the wrong kind is a UserError."""
     if out is not None and ("\0" in str(out) or not str(out).strip()):
         raise UserError(f"--out {str(out)[:80]!r}: not a usable folder path")
-    path = Path(out) if out is not None else Path("runs") / cfg.name
-    if path.exists() and not path.is_dir():
-        raise UserError(f"--out {path}: exists and is not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise UserError(f"--out {path}: a parent of this path is a file, not a directory") from None
-    except OSError as e:
-        raise UserError(f"--out {path}: cannot create the run dir ({e.strerror})") from None
-    return path
+    return make_folder(Path(out) if out is not None else Path("runs") / cfg.name)
 
 
 def prepare_run_dir(cfg: RunConfig, out: str | Path | None) -> RunDir:

@@ -219,6 +219,19 @@ class RunDir:
 LOCK_FILE = ".lock"
 
 
+def make_folder(path: Path, what: str = "run dir") -> Path:
+    """Create the `--out` folder `path` (parents too); a path of the wrong kind is a UserError."""
+    if path.exists() and not path.is_dir():
+        raise UserError(f"--out {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise UserError(f"--out {path}: a parent of this path is a file, not a directory") from None
+    except OSError as e:
+        raise UserError(f"--out {path}: cannot create the {what} ({e.strerror})") from None
+    return path
+
+
 @contextlib.contextmanager
 def locked(folder: Path, what: str = "run dir", hint: str = "wait for it to finish or use another --out",
            name: str = LOCK_FILE) -> Iterator[None]:

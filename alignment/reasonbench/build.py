@@ -19,7 +19,7 @@ import pandas as pd
 from alignment.errors import UserError
 from alignment.reasonbench.generate import generate
 from alignment.reasonbench.quotas import expected_counts
-from alignment.store import atomic_path, locked, write_json
+from alignment.store import atomic_path, locked, make_folder, write_json
 
 FILE = "reasonbench.parquet"
 MANIFEST = "_manifest.json"  # leading underscore: pandas/pyarrow skip it when reading DIR
@@ -73,15 +73,7 @@ def build(cfg: BuildConfig) -> Path:
     if want["locked"] == 0:  # no locked test split: nothing to audit controls on
         raise UserError(f"--scale {cfg.scale}: too small, the benchmark would have {want['main']} main "
                         "cases and no locked-test case (try 0.001 or more)")
-    out = Path(cfg.out)
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} exists and is not a directory")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise UserError(f"--out {out}: a parent of this path is a file, not a directory") from None
-    except OSError as e:
-        raise UserError(f"--out {out}: cannot create the folder ({e.strerror})") from None
+    out = make_folder(Path(cfg.out), "benchmark folder")
     with locked(out, "benchmark folder"):  # `.lock`: pandas/pyarrow skip dot files when reading DIR
         return _build_locked(cfg, out, want)
 
