@@ -101,3 +101,12 @@ def test_report_stage_reruns_when_labels_appear_or_change(run: RunDir, tmp_path:
     assert run_stage("report", cfg, run, quiet=True)  # another file configured
     assert f"Labels: `{other}`, 3 labelled responses" in (run.path / "report.md").read_text()
     assert run.manifest("report")["labels"]["matched"] == 3
+
+
+def test_the_labels_key_does_not_depend_on_the_run_dirs_path(run: RunDir, tmp_path: Path) -> None:
+    from alignment.judge.run_labels import fingerprint
+
+    label_sample(run, n=4)
+    copy = shutil.copytree(run.path, tmp_path / "elsewhere" / "copy")
+    assert fingerprint(run.path, None) == fingerprint(copy, None)
+    assert fingerprint(run.path, None)["judge_sample/sample_labelled.jsonl"] is not None

@@ -39,8 +39,11 @@ def candidates(run_path: Path, configured: str | None) -> list[Path]:
 
 def fingerprint(run_path: Path, configured: str | None) -> dict[str, str | None]:
     """Content hash of each candidate file (None when absent), for the report stage's key: a
-    labels file that appears, changes or goes away rebuilds the report."""
-    return {str(p): file_hash(p) if p.is_file() else None for p in candidates(run_path, configured)}
+    labels file that appears, changes or goes away rebuilds the report. Default files are named
+    relative to the run dir, so two run dirs with the same contents get the same key."""
+    if configured:
+        return {configured: file_hash(Path(configured)) if Path(configured).is_file() else None}
+    return {name: file_hash(run_path / name) if (run_path / name).is_file() else None for name in DEFAULT_FILES}
 
 
 def find_labels(run_path: Path, configured: str | None) -> Path | None:
