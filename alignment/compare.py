@@ -3,9 +3,12 @@
 Say two reward models, two judges or two policies run on the same examples. Every metric both
 runs have is reduced to one value per example (policy metric, validity and acknowledgment rate
 per prompt variant; D and C firing; each best-of-N pick's metric and acknowledgment per N, prompt
-and reward variant), and the difference A − B gets a paired bootstrap over the shared examples
-(`alignment.stats.paired_bootstrap`). The examples where the runs disagree most (summed absolute
-per-example differences) are listed. Writes `compare.md`, `compare.html` and `compare.csv`.
+and reward variant; every dpo-eval metric, `alignment.dpo.compare`), and the difference A − B
+gets a paired bootstrap over the shared examples (`alignment.stats.paired_bootstrap`). A shared
+metric without per-example values (a dpo-eval that kept only per-seed scores) is shown as A, B
+and A − B with the reason it has no interval. The examples where the runs disagree most (summed
+absolute per-example differences) are listed. Writes `compare.md`, `compare.html` and
+`compare.csv`.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from alignment.dpo.compare import dpo_per_example, dpo_summary
 from alignment.errors import UserError
 from alignment.stats import excludes_zero, paired_bootstrap
 from alignment.store import RunDir, read_parquet, write_text
@@ -59,7 +63,26 @@ def per_example_metrics(path: Path) -> pd.DataFrame:
             wide.columns = [f"BoN-{n} {label} ({p}, {r})" for n, p, r in wide.columns]
             parts.append(wide)
     # The run's examples are the ones it generated for; other stages' rows are joined onto them.
-    return pd.concat([p for p in parts if not p.empty], axis=1).reindex(sorted(resp["example_id"].unique()))
+    table = pd.concat([p for p in parts if not p.empty], axis=1).reindex(sorted(resp["example_id"].unique()))
+    dpo = dpo_per_example(run)  # dpo-eval has examples of its own (dpo.eval_split)
+    return table if dpo.empty else pd.concat([table, dpo], axis=1).sort_index()
+
+
+def unpaired_rows(path_a: Path, path_b: Path, paired: set[str]) -> tuple[pd.DataFrame, list[str]]:
+    """Shared dpo-eval metrics the paired table lacks, as plain A, B and A − B with the reason
+    there is no interval; and notes on dpo-eval metrics only one run has."""
+    runs = {"A": RunDir(path_a), "B": RunDir(path_b)}
+    summary = {k: dpo_summary(r) for k, r in runs.items()}
+    if bool(summary["A"]) != bool(summary["B"]):
+        only = "A" if summary["A"] else "B"
+        return pd.DataFrame(), [f"DPO metrics not compared: only {only} ({runs[only].path}) has dpo-eval results."]
+    lacking = [f"{k} ({r.path})" for k, r in runs.items() if not (r.stage("dpo-eval") / "responses.parquet").is_file()]
+    why = (f"no per-example values: dpo-eval/responses.parquet missing in {' and '.join(lacking)}" if lacking
+           else "the runs' dpo-eval share no examples")
+    rows = [{"metric": m, "examples": float("nan"), "A": summary["A"][m], "B": summary["B"][m],
+             "diff": summary["A"][m] - summary["B"][m], "low": float("nan"), "high": float("nan"), "p": float("nan"), "note": why}
+            for m in summary["A"] if m in summary["B"] and m not in paired]
+    return pd.DataFrame(rows), []
 
 
 def compare_tables(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -89,19 +112,22 @@ def compare_tables(a: pd.DataFrame, b: pd.DataFrame) -> tuple[pd.DataFrame, pd.D
 
 
 def _row(r: pd.Series) -> list[str]:
+    values = [r["metric"], "n/a" if pd.isna(r["examples"]) else str(int(r["examples"])), f"{100 * r['A']:.1f}%", f"{100 * r['B']:.1f}%"]
+    if pd.isna(r["low"]):
+        return [*values, f"{100 * r['diff']:+.1f} (no interval: {r['note']})", "n/a"]
     flag = "" if excludes_zero(r["low"], r["high"]) else " (includes 0)"
-    return [r["metric"], str(r["examples"]), f"{100 * r['A']:.1f}%", f"{100 * r['B']:.1f}%",
-            f"{100 * r['diff']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]{flag}", f"{r['p']:.3f}"]
+    return [*values, f"{100 * r['diff']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]{flag}", f"{r['p']:.3f}"]
 
 
 HEAD = ["metric", "examples", "A", "B", "A − B, pts [95% CI]", "p"]
 
 
-def markdown(names: tuple[str, str], metrics: pd.DataFrame, dis: pd.DataFrame, n_shared: int) -> str:
+def markdown(names: tuple[str, str], metrics: pd.DataFrame, dis: pd.DataFrame, n_shared: int, notes: list[str] | None = None) -> str:
     lines = [f"# Compare: A = `{names[0]}`, B = `{names[1]}`", "",
              f"{n_shared} shared examples. Per-example values, paired bootstrap over examples (95% percentile interval).", "",
              "| " + " | ".join(HEAD) + " |", "|" + "---|" * len(HEAD)]
     lines += ["| " + " | ".join(_row(r)) + " |" for _, r in metrics.iterrows()]
+    lines += ["", *notes] if notes else []
     lines += ["", f"## Examples where they disagree most (top {TOP})", ""]
     if dis.empty:
         lines.append("No example differs on any shared metric.")
@@ -111,23 +137,25 @@ def markdown(names: tuple[str, str], metrics: pd.DataFrame, dis: pd.DataFrame, n
     return "\n".join(lines) + "\n"
 
 
-def html_page(names: tuple[str, str], metrics: pd.DataFrame, dis: pd.DataFrame, n_shared: int) -> str:
+def html_page(names: tuple[str, str], metrics: pd.DataFrame, dis: pd.DataFrame, n_shared: int, notes: list[str] | None = None) -> str:
     from alignment.viewer.page import environment
 
     rows = [_row(r) for _, r in metrics.iterrows()]
     return environment().get_template("compare.html.j2").render(
-        names=names, head=HEAD, rows=rows, disagreements=dis.to_dict("records"), n_shared=n_shared, top=TOP)
+        names=names, head=HEAD, rows=rows, disagreements=dis.to_dict("records"), n_shared=n_shared, top=TOP, notes=notes or [])
 
 
 def compare_runs(path_a: Path, path_b: Path, out: Path) -> dict[str, Path]:
     a, b = per_example_metrics(path_a), per_example_metrics(path_b)
     metrics, dis = compare_tables(a, b)
+    extra, notes = unpaired_rows(path_a, path_b, set(metrics["metric"]))
+    metrics = pd.concat([metrics.assign(note=""), extra], ignore_index=True) if not extra.empty else metrics.assign(note="")
     n_shared = len(set(a.index) & set(b.index))
     names = (str(path_a), str(path_b))
     out.mkdir(parents=True, exist_ok=True)
     paths = {"md": out / "compare.md", "html": out / "compare.html", "csv": out / "compare.csv"}
-    write_text(paths["md"], markdown(names, metrics, dis, n_shared))
-    write_text(paths["html"], html_page(names, metrics, dis, n_shared))
+    write_text(paths["md"], markdown(names, metrics, dis, n_shared, notes))
+    write_text(paths["html"], html_page(names, metrics, dis, n_shared, notes))
     write_text(paths["csv"], metrics.to_csv(index=False))
     return paths
 

@@ -8,11 +8,13 @@ stage or a statistics function does not already define.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from alignment.config import check, doc
 from alignment.context import Context
 from alignment.stats import (
     ack_control,
@@ -24,6 +26,20 @@ from alignment.stats import (
 )
 from alignment.store import write_text
 from alignment.strategies import augmented_share
+
+
+@dataclass
+class ReportConfig:
+    """What the report reads beyond the stages' artifacts."""
+
+    labels: str | None = doc(
+        "JSONL of human labels (ack_label) for this run's responses; the report checks the run's judge "
+        "against them. Default: RUN/judge_sample/sample_labelled.jsonl, else RUN/judge_sample/sample.jsonl "
+        "(alignment.judge.run_labels).", None)
+
+    def __post_init__(self) -> None:
+        check(self.labels is None or (bool(self.labels.strip()) and "\0" not in self.labels), "report.labels",
+              "must be a file path (or null for the default)")
 
 
 def _pct(x: float) -> str:
@@ -191,3 +207,41 @@ def write_report(ctx: Context, extra_sections: list[str] | None = None) -> Path:
     path = run.path / "report.md"
     write_text(path, "\n".join(lines) + "\n")
     return path
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    """Whitespace collapsed, backticks and pipes neutralised, cut at `limit` characters.
+
+    >>> _one_line("a  `b`\\n| c", 8)
+    "a 'b' /…"
+    """
+    flat = " ".join(str(text).split()).replace("`", "'").replace("|", "/")
+    return flat if len(flat) <= limit else flat[:limit].rstrip() + "…"
+
+
+def labels_section(check: Any, judge: str | None) -> list[str]:
+    """The judge card against the run's human labels (`alignment.judge.run_labels.LabelCheck`)
+    and every disagreement; one line when there are no labels."""
+    out = ["## Judge against human labels", "", check.summary(), ""]
+    card = check.card
+    if card is None:
+        return out
+    low, high = card["accuracy_ci95"]
+    kappa = "n/a (one class only)" if pd.isna(card["kappa"]) else f"{card['kappa']:.2f}"
+    table = pd.DataFrame([{
+        "labelled": card["n"], "human ack rate": _pct(card["base_rate"]), "judge accuracy": _pct(card["accuracy"]),
+        "95% CI": _ci(low, high), "Cohen's kappa": kappa,
+        "always-majority baseline": f"{_pct(card['majority_baseline'])} ({card['majority_class']})",
+        "disagreements": len(card["disagreements"])}])
+    who = f"the judge `{judge}`" if judge else "the run's judge"
+    out += [f"Verdicts of {who} as the ack stage stored them; 95% Wilson interval.", "", _md_table(table), ""]
+    if check.stratified:
+        out += ["The sample is stratified by prompt variant and verdict (equal allocation), so this is the accuracy "
+                "on the labelled responses, not an estimate over all of the run's responses.", ""]
+    if not card["disagreements"]:
+        return [*out, "The judge agrees with every label.", ""]
+    out += ["Every disagreement (full responses with the evidence highlighted: report.html, section *The judge against human labels*):", ""]
+    text = dict(zip(check.rows[["example_id", "variant", "sample"]].astype(str).agg("/".join, axis=1), check.rows["text"], strict=True))
+    out += [f"- `{d['id']}`: human **{'ack' if d['label'] else 'no-ack'}**, judge **{'ack' if d['judge'] else 'no-ack'}**; "
+            f"evidence: `{_one_line(d['evidence'], 160)}`; response: \"{_one_line(text[d['id']])}\"" for d in card["disagreements"]]
+    return [*out, ""]

@@ -18,6 +18,7 @@ from alignment.config import apply_overrides, check, doc, from_dict, read_yaml
 from alignment.dpo.config import DPOConfig
 from alignment.generation.base import GenerationConfig
 from alignment.judge.base import JudgeConfig
+from alignment.report import ReportConfig
 from alignment.reward.base import RewardConfig
 from alignment.tasks import TASKS, TaskConfig
 
@@ -35,6 +36,7 @@ class RunConfig:
     bon: BonConfig = doc("Best-of-N settings (see bon.*).", factory=BonConfig)
     dpo: DPOConfig = doc("DPO on reward-ranked pairs (see dpo.*).", factory=DPOConfig)
     audit: AuditConfig = doc("Evaluator audits: paired consistency, D/C against the cube (see audit.*).", factory=AuditConfig)
+    report: ReportConfig = doc("What the report reads besides the stages' artifacts (see report.*).", factory=ReportConfig)
 
     def __post_init__(self) -> None:
         check_run_name(self.name)

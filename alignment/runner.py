@@ -27,7 +27,7 @@ from alignment.console import stage_line
 from alignment.context import Context
 from alignment.errors import UserError, did_you_mean
 from alignment.run_config import RunConfig
-from alignment.store import RunDir, locked, write_text
+from alignment.store import RunDir, locked, make_folder, write_text
 from alignment.tasks import TASKS
 
 
@@ -44,6 +44,9 @@ class Stage:
     inputs: tuple[str, ...] = ()  # stages whose artifacts it reads
     enabled: Callable[[RunConfig], bool] = _always
     optional: tuple[str, ...] = ()  # read when present (keyed then), not required
+    # Files outside the stage artifacts that the stage reads: (section, run) -> {path: content
+    # hash or None}, part of the key, so a file that appears or changes reruns the stage.
+    files: Callable[[Any, RunDir], dict[str, str | None]] | None = None
 
     def sections(self) -> list[str]:
         names = ["task", *([self.section] if self.section else []), *self.reads]
@@ -82,7 +85,8 @@ def _stages() -> list[Stage]:
         Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score")),
         Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",)),
         Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-train")),
-        Stage("report", report.report, None, inputs=("attribute", "bon"), optional=("dpo-eval", "audit")),
+        Stage("report", report.report, "report", inputs=("attribute", "bon"), optional=("dpo-eval", "audit"),
+              files=report.label_files),
     ]
 
 
@@ -106,6 +110,8 @@ def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
     parts: dict[str, Any] = {s: to_dict(getattr(cfg, s)) for s in stage.sections()}
     parts["inputs"] = {name: run.key(name) for name in stage_inputs(stage, cfg)}
     parts["inputs"] |= {name: key for name in stage.optional if (key := run.key(name)) is not None}
+    if stage.files is not None:
+        parts["files"] = stage.files(getattr(cfg, stage.section) if stage.section else None, run)
     organisms = sorted(organism_names(parts))
     if organisms:
         # A preset name says nothing about what was trained: key on the organism's content hash
@@ -153,16 +159,7 @@ def make_run_dir(cfg: RunConfig, out: str | Path | None) -> Path:
     """Create the run dir (`--out`, default runs/<name>/); a path of the wrong kind is a UserError."""
     if out is not None and ("\0" in str(out) or not str(out).strip()):
         raise UserError(f"--out {str(out)[:80]!r}: not a usable folder path")
-    path = Path(out) if out is not None else Path("runs") / cfg.name
-    if path.exists() and not path.is_dir():
-        raise UserError(f"--out {path}: exists and is not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise UserError(f"--out {path}: a parent of this path is a file, not a directory") from None
-    except OSError as e:
-        raise UserError(f"--out {path}: cannot create the run dir ({e.strerror})") from None
-    return path
+    return make_folder(Path(out) if out is not None else Path("runs") / cfg.name)
 
 
 def prepare_run_dir(cfg: RunConfig, out: str | Path | None) -> RunDir:

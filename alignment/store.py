@@ -219,19 +219,34 @@ class RunDir:
 LOCK_FILE = ".lock"
 
 
+def make_folder(path: Path, what: str = "run dir") -> Path:
+    """Create the `--out` folder `path` (parents too); a path of the wrong kind is a UserError."""
+    if path.exists() and not path.is_dir():
+        raise UserError(f"--out {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise UserError(f"--out {path}: a parent of this path is a file, not a directory") from None
+    except OSError as e:
+        raise UserError(f"--out {path}: cannot create the {what} ({e.strerror})") from None
+    return path
+
+
 @contextlib.contextmanager
-def locked(folder: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `folder/.lock` for the block; a second holder fails at once,
+def locked(folder: Path, what: str = "run dir", hint: str = "wait for it to finish or use another --out",
+           name: str = LOCK_FILE) -> Iterator[None]:
+    """Hold an exclusive lock on `folder/name` for the block; a second holder fails at once,
     naming the first one's pid (written into the lock file). The kernel drops the lock when the
-    process dies, so a crashed run never leaves a stale lock behind."""
+    process dies, so a crashed run never leaves a stale lock behind. `what` and `hint` word the
+    refusal for the thing guarded (a run dir, an organism cache entry, a benchmark folder)."""
     folder = Path(folder)
-    path = folder / LOCK_FILE
+    path = folder / name
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except IsADirectoryError:
-        raise UserError(f"{path}: is a directory; remove it (it should be the run dir's lock file)") from None
+        raise UserError(f"{path}: is a directory; remove it (it should be the {what}'s lock file)") from None
     except OSError as e:
-        raise UserError(f"{path}: cannot open the run dir's lock file ({e.strerror})") from None
+        raise UserError(f"{path}: cannot open the {what}'s lock file ({e.strerror})") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -239,8 +254,7 @@ def locked(folder: Path) -> Iterator[None]:
             if e.errno not in (errno.EAGAIN, errno.EACCES):
                 raise
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise UserError(f"{folder}: run dir is in use by another alignment process (pid {holder}); "
-                            "wait for it to finish or use another --out") from None
+            raise UserError(f"{folder}: {what} is in use by another alignment process (pid {holder}); {hint}") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield

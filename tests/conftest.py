@@ -140,3 +140,35 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+_HOLD = """import sys
+from pathlib import Path
+from alignment.store import locked
+with locked(Path(sys.argv[1]), name=sys.argv[2]):
+    print("held", flush=True)
+    sys.stdin.read()
+"""
+
+
+@pytest.fixture
+def lock_in_other_process():
+    """`with lock_in_other_process(folder, name) as pid:` holds `folder/name` (the lock of
+    `alignment.store.locked`) from a second Python process until the block ends."""
+    import contextlib
+    import subprocess
+    import sys
+
+    @contextlib.contextmanager
+    def hold(folder: Path, name: str = ".lock"):
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        proc = subprocess.Popen([sys.executable, "-c", _HOLD, str(folder), name], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True, env=env)
+        try:
+            assert proc.stdout.readline().strip() == "held", "the lock-holding process did not start"
+            yield proc.pid
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=60)
+
+    return hold

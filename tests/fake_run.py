@@ -78,3 +78,50 @@ def fake_run(path: Path, n_examples: int = 6, n_samples: int = 4, seed: int = 0,
     bon(BonConfig(ns=[1, 2, 4], subsets=8), ctx)
     report(None, ctx)
     return run
+
+
+def label_sample(run: RunDir, n: int = 12, flip_every: int = 4, unlabelled: int = 1) -> list[dict]:
+    """What a person does with `alignment judge sample RUN --n N`: label the sample on its page
+    and save the download as RUN/judge_sample/sample_labelled.jsonl. Here every `flip_every`-th
+    row is labelled against the judge's verdict (a disagreement), the last `unlabelled` rows are
+    left null, the rest agree. Returns the labelled rows as written."""
+    import json
+
+    from alignment.cli import main
+
+    assert main(["judge", "sample", str(run.path), "--n", str(n), "--task", "mathbook"]) == 0
+    folder = run.path / "judge_sample"
+    rows = [json.loads(line) for line in (folder / "sample.jsonl").read_text().splitlines()]
+    for i, row in enumerate(rows):
+        row["ack_label"] = None if i >= len(rows) - unlabelled else (row["judge_ack"] != (i % flip_every == 0))
+    (folder / "sample_labelled.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return rows
+
+
+def fake_dpo_eval(run: RunDir, seed: int = 0, skill: float = 0.4, rewards: tuple[str, ...] = ("rm", "rm_d"),
+                  seeds: tuple[int, ...] = (0, 1), n_samples: int = 3, n_examples: int = 5) -> pd.DataFrame:
+    """dpo-eval's artifacts as the stage writes them (responses.parquet, per-seed data.parquet,
+    ack_effects.csv, dpo.csv/.md), from drawn texts for the base policy and one policy per
+    (reward variant, seed), judged by the keyword judge and scored by the stage's own functions."""
+    from alignment.dpo.evaluate import BASE, ack_effects, aggregate, per_seed_scores
+    from alignment.dpo.tables import write_tables
+    from alignment.judge import make_judge
+
+    examples = run.read("build").sort_values("id").iloc[:n_examples]
+    rng = random.Random(seed)
+    parts = []
+    for reward, s in [(BASE, -1)] + [(r, s) for r in rewards for s in seeds]:
+        lift = 0.0 if reward == BASE else 0.1 * (1 + rewards.index(reward))
+        greedy = _responses(examples, 1, rng, skill + lift).assign(sample=-1, greedy=True)
+        sampled = _responses(examples, n_samples, rng, skill + lift)
+        policy = BASE if reward == BASE else f"{reward}-seed{s}"
+        parts.append(pd.concat([greedy, sampled]).assign(policy=policy, reward=reward, seed=s))
+    resp = pd.concat(parts, ignore_index=True)
+    resp["ack"] = [v.ack for v in make_judge(JudgeConfig(name="keyword")).judge("mathbook", resp["text"].tolist())]
+    folder = run.stage("dpo-eval")
+    write_parquet(folder / "responses.parquet", resp)
+    scores = per_seed_scores(resp, examples.set_index("id")["answer"])
+    write_parquet(folder / "data.parquet", scores)
+    (folder / "ack_effects.csv").write_text(ack_effects(resp).to_csv(index=False))
+    write_tables(aggregate(scores), folder, "accuracy")
+    return resp

@@ -184,3 +184,30 @@ def test_stage_keys_follow_the_organism_content_hash(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(org, "organism_id", lambda name: "hash-b")
     assert stage_key(get_stage("generate"), cfg, run) != first
     assert stage_key(get_stage("build"), cfg, run) == build_first  # build does not use the policy
+
+
+def test_a_cache_entry_being_trained_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                lock_in_other_process, capsys: pytest.CaptureFixture) -> None:
+    """While another process trains an organism (holds its cache entry's lock), `alignment
+    organism train` on the same entry exits 2 with one line naming that process, training nothing."""
+    from alignment.cli import main
+    from alignment.organism import organism_id
+    from alignment.organism import train as otrain
+
+    base = tmp_path / "base"  # not a model: training on it would fail, so it must not start
+    base.mkdir()
+    (base / "config.json").write_text("{}")
+    monkeypatch.setattr("alignment.generation.models.embedded_model_dir", lambda: base)
+    monkeypatch.setenv("ALIGNMENT_CACHE", str(tmp_path / "cache"))
+    calls = _count_calls(monkeypatch, "train_reward")
+    root = tmp_path / "cache" / "organism"
+    root.mkdir(parents=True)
+    entry = organism_id("organism-rm")
+    capsys.readouterr()
+    with lock_in_other_process(root, f".{entry}.lock") as pid:
+        code = main(["organism", "train", "organism-rm"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and f"pid {pid}" in err and entry in err, err
+    assert calls == [] and not (root / entry).exists()
+    monkeypatch.setattr(otrain, "train_reward", lambda *a: {"steps": 0})  # the lock is free again: it trains
+    assert main(["organism", "train", "organism-rm"]) == 0 and (root / entry / "organism.json").is_file()

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -197,3 +200,21 @@ def test_full_default_build_reproduces_the_published_counts(tmp_path: Path) -> N
     main = _main(df)
     assert set(main["min_receipt_size"]) == {0, 1, 2, 3}
     assert main.groupby("split")["unit_id"].nunique()["locked"] == 102
+
+
+def test_second_build_on_a_held_folder_is_refused(tmp_path: Path, lock_in_other_process) -> None:
+    """Two processes on one --out: the second fails at once (exit 2, one line naming the holder)
+    and writes nothing; once the first is gone the same command builds."""
+    out = tmp_path / "rb"
+    out.mkdir()
+    argv = [sys.executable, "-m", "alignment.cli", "reasonbench", "build", "--out", str(out), "--scale", "0.01",
+            "--workers", "1", "--quiet"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    with lock_in_other_process(out) as pid:
+        second = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert second.returncode == 2, second.stderr
+    assert second.stderr.count("\n") == 1 and f"pid {pid}" in second.stderr and "in use" in second.stderr
+    assert not (out / "reasonbench.parquet").exists() and not (out / "_manifest.json").exists()
+    again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert len(pd.read_parquet(out)) == len(pd.read_parquet(out / "reasonbench.parquet")) > 0

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from fake_run import fake_run
+from fake_run import fake_run, label_sample
 
+from alignment.context import Context
+from alignment.stages.report import report
 from alignment.store import RunDir
 from alignment.tasks import TASKS
 from alignment.viewer import render_page
@@ -21,6 +23,16 @@ from alignment.viewer import render_page
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
     return fake_run(tmp_path_factory.mktemp("viewer") / "run")
+
+
+@pytest.fixture(scope="module")
+def labelled(run: RunDir, tmp_path_factory: pytest.TempPathFactory) -> tuple[RunDir, list[dict]]:
+    """The same run after a person labelled a 12-row sample (3 against the judge, 1 left blank)
+    and the report was rebuilt."""
+    copy = RunDir(shutil.copytree(run.path, tmp_path_factory.mktemp("labelled") / "run"))
+    rows = label_sample(copy, n=12, flip_every=4, unlabelled=1)
+    report(None, Context(copy, TASKS.get("mathbook"), quiet=True))
+    return copy, rows
 
 
 def blob(page: str) -> dict:
@@ -70,6 +82,32 @@ def test_response_text_cannot_close_the_script(run: RunDir, tmp_path: Path) -> N
     page = render_page(copy, (copy.path / "report.md").read_text(), "t", TASKS.get("mathbook"))
     assert page.count("</script>") == 2  # the data element and the app script: the text closed neither
     assert blob(page)["responses"][0][3] == gen.loc[0, "text"]
+
+
+def test_without_labels_the_report_says_so_in_one_line(run: RunDir) -> None:
+    md = (run.path / "report.md").read_text()
+    section = md.split("## Judge against human labels\n\n", 1)[1].split("\n\n", 1)
+    assert section[0].startswith("No human labels") and "\n" not in section[0] and section[1].strip() == ""
+    assert 'id="labels-card"' not in (run.path / "report.html").read_text()
+
+
+def test_labels_give_the_judge_card_and_every_disagreement(labelled: tuple[RunDir, list[dict]]) -> None:
+    run, rows = labelled
+    done = [r for r in rows if r["ack_label"] is not None]
+    ack = run.read("ack").set_index(["example_id", "variant", "sample"])["ack"]
+    wrong = [r["id"] for r in done if r["ack_label"] != bool(ack[(r["example_id"], r["variant"], r["sample"])])]
+    accuracy = f"{100 * (1 - len(wrong) / len(done)):.1f}%"
+    md, page = (run.path / "report.md").read_text(), (run.path / "report.html").read_text()
+    assert f"| {len(done)} | " in md and f"| {accuracy} |" in md and "(skipped: 1 unlabelled)" in md
+    assert f'id="labels-accuracy">{accuracy}<' in page and f'id="labels-disagreements">{len(wrong)}<' in page
+    assert len(wrong) == 3 and page.count('<article class="disagreement">') == 3
+    for rid in wrong:
+        assert f"- `{rid}`: human **" in md and f"<strong>{rid}</strong>" in page
+    data = blob(page)
+    f = {name: i for i, name in enumerate(data["fields"])}
+    examples = [e["id"] for e in data["examples"]]
+    marked = {f"{examples[r[f['e']]]}/{r[f['variant']]}/{r[f['sample']]}": r[f["label"]] for r in data["responses"] if r[f["label"]] is not None}
+    assert marked == {r["id"]: r["ack_label"] for r in done}
 
 
 # --- a real browser -------------------------------------------------------------------------
@@ -126,3 +164,20 @@ def test_thousand_responses_are_paged(tmp_path: Path) -> None:
     total, cards = shown(dom)
     assert total == len(gen) and len(cards) == 50 and f"page 3 of {-(-total // 50)}" in dom
     assert pd.notna(total)
+
+
+@needs_chromium
+def test_disagreements_render_and_filter_in_chromium(labelled: tuple[RunDir, list[dict]]) -> None:
+    run, rows = labelled
+    page = run.path / "report.html"
+    dom = browser(page)
+    assert 'id="labels-card"' in dom and dom.count('<article class="disagreement">') == 3
+    n, _ = shown(browser(page, "#human=labelled"))
+    assert n == sum(r["ack_label"] is not None for r in rows)
+    dom = browser(page, "#human=disagree")
+    n, cards = shown(dom)
+    assert n == len(cards) == 3 and re.findall(r'data-human="(\w+)"', dom) == ["disagree"] * 3
+    assert dom.count('<span class="badge disagree">judge disagrees with the label</span>') == 3
+    shot = run.path / "report-labels-screenshot.png"
+    browser(page, "#human=disagree", screenshot=shot)
+    assert shot.stat().st_size > 10_000

@@ -101,22 +101,28 @@ def generate_policy(run: RunDir, pol: dict[str, Any], examples: pd.DataFrame, gc
     return df.assign(policy=pol["policy"], reward=pol["reward"], seed=pol["seed"])
 
 
-def score_policy(resp: pd.DataFrame, answers: pd.Series) -> list[dict[str, Any]]:
-    """Per (prompt variant, decoding): metric and acknowledgment rate over examples."""
+def example_scores(resp: pd.DataFrame, answers: pd.Series) -> list[dict[str, Any]]:
+    """Per (prompt variant, decoding, example) of one policy: metric, acknowledgment and validity
+    in [0, 1] (greedy: the one greedy response; majority: as the module docstring says)."""
     rows = []
     for variant, g in resp.groupby("variant"):
-        greedy = g[g["sample"] < 0]
-        rows.append({"prompt": variant, "decoding": "greedy", "metric": float(greedy["correct"].mean()),
-                     "ack": float(greedy["ack"].mean()), "valid": float(greedy["valid"].mean()), "examples": len(greedy)})
+        for r in g[g["sample"] < 0].to_dict("records"):
+            rows.append({"prompt": variant, "decoding": "greedy", "example_id": r["example_id"],
+                         "metric": float(r["correct"]), "ack": float(r["ack"]), "valid": float(r["valid"])})
         sampled = g[g["sample"] >= 0].sort_values(["example_id", "sample"])
-        if sampled.empty:  # eval_n_samples: 0, greedy only
-            continue
-        per_ex = [(majority(s["pred"].tolist()), float(s["ack"].mean()), ex) for ex, s in sampled.groupby("example_id")]
-        rows.append({"prompt": variant, "decoding": "majority",
-                     "metric": float(np.mean([p is not None and int(p) == int(answers[ex]) for p, _, ex in per_ex])),
-                     "ack": float(np.mean([a for _, a, _ in per_ex])),
-                     "valid": float(np.mean([p is not None for p, _, _ in per_ex])), "examples": len(per_ex)})
+        for ex, s in sampled.groupby("example_id"):  # none when eval_n_samples is 0: greedy only
+            p = majority(s["pred"].tolist())
+            rows.append({"prompt": variant, "decoding": "majority", "example_id": ex,
+                         "metric": float(p is not None and int(p) == int(answers[ex])),
+                         "ack": float(s["ack"].mean()), "valid": float(p is not None)})
     return rows
+
+
+def score_policy(resp: pd.DataFrame, answers: pd.Series) -> list[dict[str, Any]]:
+    """Per (prompt variant, decoding): metric and acknowledgment rate over examples."""
+    per = pd.DataFrame(example_scores(resp, answers), columns=["prompt", "decoding", "example_id", *MEASURES, "valid"])
+    return [{"prompt": variant, "decoding": decoding, **{m: float(g[m].mean()) for m in (*MEASURES, "valid")}, "examples": len(g)}
+            for (variant, decoding), g in per.groupby(["prompt", "decoding"], sort=False)]
 
 
 def per_seed_scores(resp: pd.DataFrame, answers: pd.Series) -> pd.DataFrame:

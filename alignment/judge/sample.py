@@ -3,6 +3,8 @@
     alignment judge sample runs/NAME --n 50 [--out DIR] [--seed 0]
     (label it: set ack_label in DIR/sample.jsonl, or use DIR/sample.html and save its download)
     alignment judge validate --task mathbook --labels DIR/sample.jsonl
+    (saved as RUN/judge_sample/sample_labelled.jsonl, the labels also go into the run's report:
+    `alignment report CONFIG --out RUN` shows the judge card and every disagreement)
 
 The sample is stratified by prompt variant (original, counterfactual) and by the judge's verdict,
 with equal allocation: the judge's rare verdict gets as many rows as its common one, so both its

@@ -23,6 +23,7 @@ from alignment.cache import atomic_dir
 from alignment.config import config_hash
 from alignment.organism.data import preference_pairs, sft_examples
 from alignment.reward.base import user_turn
+from alignment.store import locked
 
 RECIPE_VERSION = 3  # bump when code changes what a recipe trains
 
@@ -197,12 +198,19 @@ def ensure_trained(recipe: Recipe, base: Path, root: Path, log: Any = print) -> 
     target = root / content_hash(recipe, base, data)
     if (target / "organism.json").is_file():
         return target
-    log(f"[organism] training the {recipe.kind} organism on {len(data)} synthetic examples (cached afterwards): {target}")
-    started = time.time()
-    with atomic_dir(target) as tmp:  # a killed run leaves no half-trained organism behind
-        train = train_policy if recipe.kind == "policy" else train_reward
-        stats = train(recipe, base, data, tmp)
-        meta = {"recipe": asdict(recipe), "base": str(base), "examples": len(data), "seconds": round(time.time() - started, 1), **stats}
-        (tmp / "organism.json").write_text(json.dumps(meta, indent=2) + "\n")
+    root.mkdir(parents=True, exist_ok=True)
+    # One trainer per cache entry: a second process would train the same weights again and
+    # swap its folder over the first one's while that one may already be loading it.
+    with locked(root, f"cache entry {target.name} ({recipe.kind} organism)",
+                "wait for it to finish training (the organism is cached and reused afterwards)", name=f".{target.name}.lock"):
+        if (target / "organism.json").is_file():  # trained by another process between the check and the lock
+            return target
+        log(f"[organism] training the {recipe.kind} organism on {len(data)} synthetic examples (cached afterwards): {target}")
+        started = time.time()
+        with atomic_dir(target) as tmp:  # a killed run leaves no half-trained organism behind
+            train = train_policy if recipe.kind == "policy" else train_reward
+            stats = train(recipe, base, data, tmp)
+            meta = {"recipe": asdict(recipe), "base": str(base), "examples": len(data), "seconds": round(time.time() - started, 1), **stats}
+            (tmp / "organism.json").write_text(json.dumps(meta, indent=2) + "\n")
     log(f"[organism] {recipe.kind} trained in {time.time() - started:.0f}s")
     return target

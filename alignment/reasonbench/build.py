@@ -19,7 +19,7 @@ import pandas as pd
 from alignment.errors import UserError
 from alignment.reasonbench.generate import generate
 from alignment.reasonbench.quotas import expected_counts
-from alignment.store import atomic_path, write_json
+from alignment.store import atomic_path, locked, make_folder, write_json
 
 FILE = "reasonbench.parquet"
 MANIFEST = "_manifest.json"  # leading underscore: pandas/pyarrow skip it when reading DIR
@@ -65,22 +65,26 @@ def _finished(out: Path, key: dict) -> bool:
 
 
 def build(cfg: BuildConfig) -> Path:
-    """Generate and write the benchmark; returns the Parquet path."""
+    """Generate and write the benchmark; returns the Parquet path. The folder is locked for the
+    whole build, so a second `reasonbench build` on it fails at once instead of interleaving."""
     if not 0 < cfg.scale <= 1:
         raise UserError(f"--scale must be in (0, 1], got {cfg.scale}")
     want = expected_counts(cfg.scale)
     if want["locked"] == 0:  # no locked test split: nothing to audit controls on
         raise UserError(f"--scale {cfg.scale}: too small, the benchmark would have {want['main']} main "
                         "cases and no locked-test case (try 0.001 or more)")
+    out = make_folder(Path(cfg.out), "benchmark folder")
+    with locked(out, "benchmark folder"):  # `.lock`: pandas/pyarrow skip dot files when reading DIR
+        return _build_locked(cfg, out, want)
+
+
+def _build_locked(cfg: BuildConfig, out: Path, want: dict[str, int]) -> Path:
     say = (lambda msg: None) if cfg.quiet else (lambda msg: print(f"reasonbench: {msg}"))
-    out = Path(cfg.out)
     path = out / FILE
     key = {"seed": cfg.seed, "scale": cfg.scale, "code_version": code_version()}
     if _finished(out, key):
         say(f"{path} is already built for seed {cfg.seed}, scale {cfg.scale}; kept")
         return path
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out} exists and is not a directory")
     start = time.perf_counter()
     df = pd.DataFrame(generate(cfg.seed, cfg.scale, cfg.workers, say))
     got = counts(df)

@@ -2,17 +2,20 @@
 
 Reads the artifacts of generate, attribute, bon (and the DPO and audit stages when present) and
 formats the numbers they computed (`alignment.report`, `alignment.dpo.tables`); `report.html`
-(`alignment.viewer`) shows the same sections plus a per-example browser.
+(`alignment.viewer`) shows the same sections plus a per-example browser. Human labels of the
+run's responses (`report.labels`, default RUN/judge_sample/sample_labelled.jsonl; see
+`alignment.judge.run_labels`) add the judge card against them and every disagreement; the
+labels file is part of the stage key, so labels that appear or change rebuild the report.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from alignment.audit.report import audit_section
 from alignment.context import Context
 from alignment.dpo.tables import dpo_report_section
-from alignment.report import write_report
+from alignment.judge.run_labels import check_labels, fingerprint
+from alignment.report import ReportConfig, labels_section, write_report
+from alignment.store import RunDir
 from alignment.viewer import write_html_report
 
 
@@ -21,9 +24,19 @@ def audit_rows(ctx: Context) -> list[str]:
     return audit_section(ctx.run.stage("audit")) if ctx.run.manifest("audit") else []
 
 
-def report(cfg: Any, ctx: Context) -> dict[str, int]:
-    """`cfg` is unused: the report has no settings of its own (its key is the task and inputs)."""
-    path = write_report(ctx, dpo_report_section(ctx.run) + audit_rows(ctx))
-    html = write_html_report(ctx.run, path.read_text(), ctx.task)
+def label_files(cfg: ReportConfig | None, run: RunDir) -> dict[str, str | None]:
+    """The runner's `files` hook: the labels files' content hashes, part of the stage key."""
+    return fingerprint(run.path, (cfg or ReportConfig()).labels)
+
+
+def report(cfg: ReportConfig | None, ctx: Context) -> dict[str, int]:
+    """`cfg` None (called from Python) means the defaults."""
+    labels = check_labels(ctx.run, (cfg or ReportConfig()).labels)
+    judge = (ctx.run.manifest("ack") or {}).get("judge")
+    path = write_report(ctx, dpo_report_section(ctx.run) + audit_rows(ctx) + labels_section(labels, judge))
+    html = write_html_report(ctx.run, path.read_text(), ctx.task, labels)
     ctx.log(f"report: {path}, {html}")
-    return {"lines": len(path.read_text().splitlines()), "html_bytes": html.stat().st_size}
+    if labels.path is not None:
+        ctx.extra["labels"] = {"file": str(labels.path), "matched": len(labels.rows), **labels.skipped}
+    return {"lines": len(path.read_text().splitlines()), "html_bytes": html.stat().st_size,
+            "labelled": len(labels.rows), "disagreements": len(labels.card["disagreements"]) if labels.card else 0}

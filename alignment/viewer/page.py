@@ -13,7 +13,7 @@ from markupsafe import Markup
 import alignment.viewer.markdown as markdown
 from alignment.store import RunDir, write_text
 from alignment.viewer.records import browser_data, response_table
-from alignment.viewer.summary import firing, judge_control
+from alignment.viewer.summary import firing, judge_control, label_view
 
 
 def environment() -> jinja2.Environment:
@@ -37,9 +37,10 @@ def json_blob(data: Any) -> Markup:
     return Markup(text.replace("<", "\\u003c"))
 
 
-def render_page(run: RunDir, report_md: str, title: str, task: Any) -> str:
+def render_page(run: RunDir, report_md: str, title: str, task: Any, labels: Any = None) -> str:
+    """`labels`: an `alignment.judge.run_labels.LabelCheck` (None: not checked, nothing shown)."""
     resp = response_table(run)
-    data = browser_data(run)
+    data = browser_data(run, labels.labels() if labels is not None else {})
     data["task"] = {"name": task.name, "metric": task.metric_label, "feature": task.feature}
     return environment().get_template("report.html.j2").render(
         title=title,
@@ -47,14 +48,15 @@ def render_page(run: RunDir, report_md: str, title: str, task: Any) -> str:
         summary=Markup(markdown.to_html(report_md, run.path)),
         control=judge_control(resp),
         firing=firing(resp),
+        labels=label_view(labels) if labels is not None else None,
         n_responses=len(resp),
         n_examples=len(data["examples"]),
         data=json_blob(data),
     )
 
 
-def write_html_report(run: RunDir, report_md: str, task: Any) -> Path:
+def write_html_report(run: RunDir, report_md: str, task: Any, labels: Any = None) -> Path:
     """Write `report.html` next to `report.md` (atomically) and return its path."""
     path = run.path / "report.html"
-    write_text(path, render_page(run, report_md, f"Report: {run.path.name}", task))
+    write_text(path, render_page(run, report_md, f"Report: {run.path.name}", task, labels))
     return path

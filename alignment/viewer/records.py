@@ -3,7 +3,7 @@
 Joins what the stages wrote (build, generate, attribute, score, ack) into two lists that the
 page's script renders lazily: examples (id, gold, the prompt diff, declared sources) and responses
 (text, parsed answer, validity, correctness, D/C flags and receipt, rewards, judge verdict and
-evidence). Rows are arrays under a shared field list, not dicts, so the blob stays small at
+evidence, and the human label where one exists). Rows are arrays under a shared field list, not dicts, so the blob stays small at
 thousands of responses.
 """
 
@@ -21,7 +21,7 @@ from alignment.store import RunDir
 
 KEYS = ["example_id", "variant", "sample"]
 RESPONSE_FIELDS = ["e", "variant", "sample", "text", "pred", "valid", "correct", "d", "c", "receipt",
-                   "reward_plain", "reward_augmented", "rewards", "ack", "ack_raw", "ack_parsed"]
+                   "reward_plain", "reward_augmented", "rewards", "ack", "ack_raw", "ack_parsed", "label"]
 _QUOTED = re.compile(r"'(?:[^'\\]|\\.){6,}'|\"(?:[^\"\\]|\\.){6,}\"")
 
 
@@ -120,8 +120,10 @@ def _flag(v: Any) -> bool | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else bool(v)
 
 
-def browser_data(run: RunDir) -> dict[str, Any]:
-    """The JSON blob of the per-example browser (see the module docstring for its shape)."""
+def browser_data(run: RunDir, labels: dict[tuple[str, str, int], bool] | None = None) -> dict[str, Any]:
+    """The JSON blob of the per-example browser (see the module docstring for its shape);
+    `labels` are human labels by (example_id, variant, sample), null where a response has none."""
+    labels = labels or {}
     examples = run.read("build")
     df = response_table(run)
     index = {ex_id: i for i, ex_id in enumerate(examples["id"])}
@@ -142,5 +144,6 @@ def browser_data(run: RunDir) -> dict[str, Any]:
             _flag(r.get("d")), _flag(r.get("c")), _receipt(r.get("receipt")),
             _num(r.get("reward_plain")), _num(r.get("reward_augmented")), [_num(r.get(v)) for v in variants],
             _flag(r.get("ack")), raw, _flag(r.get("ack_parsed")),
+            labels.get((r["example_id"], r["variant"], int(r["sample"]))),
         ])
     return {"fields": RESPONSE_FIELDS, "reward_variants": variants, "examples": ex_rows, "responses": rows}

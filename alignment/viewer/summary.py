@@ -47,3 +47,23 @@ def firing(resp: pd.DataFrame) -> list[dict[str, Any]]:
     """How often strategies D and C fired on sampled original responses (Wilson intervals)."""
     s = resp[(resp["sample"] >= 0) & (resp["variant"] == "orig")]
     return [{"flag": flag.upper(), **rate(s[flag].fillna(False))} for flag in ("d", "c") if flag in s.columns]
+
+
+def label_view(check: Any) -> dict[str, Any]:
+    """The page's labels section from an `alignment.judge.run_labels.LabelCheck`: the one-line
+    summary, the card's numbers, and each disagreement with its response split around the
+    evidence the judge quoted (as the browser marks it)."""
+    from markupsafe import Markup
+
+    from alignment.viewer.markdown import inline
+    from alignment.viewer.records import evidence_split
+
+    out: dict[str, Any] = {"summary": Markup(inline(check.summary())), "card": check.card, "disagreements": []}
+    if check.card is None:
+        return out
+    rows = {f"{r.example_id}/{r.variant}/{int(r.sample)}": r for r in check.rows.itertuples(index=False)}
+    for d in check.card["disagreements"]:
+        r = rows[d["id"]]
+        out["disagreements"].append({**d, "variant": r.variant, "text": evidence_split(r.text, d["evidence"]) or [r.text, "", ""]})
+    out["stratified"] = check.stratified
+    return out

@@ -4,7 +4,7 @@
 (function () {
   "use strict";
   var PAGE = 50;
-  var KEYS = ["variant", "fired", "ack", "correct", "valid", "sort", "q", "prompts"];
+  var KEYS = ["variant", "fired", "ack", "correct", "valid", "human", "sort", "q", "prompts"];
   var data = JSON.parse(document.getElementById("viewer-data").textContent);
   var F = {};
   data.fields.forEach(function (name, i) { F[name] = i; });
@@ -55,6 +55,12 @@
     if (s.fired === "any" && !(d || c)) return false;
     if (s.fired === "none" && (d || c)) return false;
     if (!flagMatch(r[F.ack], s.ack) || !flagMatch(r[F.correct], s.correct) || !flagMatch(r[F.valid], s.valid)) return false;
+    if (s.human) {  // human labels: present where the report found a labels file for this response
+      var label = r[F.label];
+      if (label === null || label === undefined) return false;
+      if (s.human === "disagree" && label === (r[F.ack] === true)) return false;
+      if (s.human === "agree" && label !== (r[F.ack] === true)) return false;
+    }
     if (s.q) {
       var q = s.q.toLowerCase(), ex = examples[r[F.e]] || {};
       if (textOf(r).toLowerCase().indexOf(q) < 0 && String(ex.id).toLowerCase().indexOf(q) < 0) return false;
@@ -111,6 +117,8 @@
     c.dataset.correct = String(r[F.correct]);
     c.dataset.d = String(r[F.d]);
     c.dataset.c = String(r[F.c]);
+    var label = r[F.label];
+    c.dataset.human = label === null || label === undefined ? "none" : (label === (r[F.ack] === true) ? "agree" : "disagree");
     var h = el("header");
     h.appendChild(el("strong", null, ex.id));
     h.appendChild(el("span", "badge " + r[F.variant], r[F.variant]));
@@ -121,6 +129,10 @@
     if (r[F.variant] === "orig") { h.appendChild(badge("D", r[F.d])); h.appendChild(badge("C", r[F.c])); }
     if (r[F.receipt] !== null) h.appendChild(el("span", "badge", "receipt " + r[F.receipt]));
     h.appendChild(badge("acknowledged", r[F.ack]));
+    if (c.dataset.human !== "none") {
+      h.appendChild(el("span", "badge " + (label ? "yes" : "no"), "human: " + (label ? "ack" : "no-ack")));
+      if (c.dataset.human === "disagree") h.appendChild(el("span", "badge disagree", "judge disagrees with the label"));
+    }
     c.appendChild(h);
     var rw = rewardCols.map(function (col) {
       var v = reward(r, col);
