@@ -48,6 +48,12 @@ def _logged(run: RunDir, args: argparse.Namespace, body: Callable[[], None]) -> 
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from alignment.reasonbench.experiment_config import is_experiment
+
+    if is_experiment(args.config):  # a top-level `reasonbench:` section: the ReasonBench experiments
+        from alignment.reasonbench.cli import run_experiment
+
+        return run_experiment(args)
     cfg = load_config(args.config, args.overrides)
     with locked_run(cfg, args.out) as run:
         code = _logged(run, args, lambda: run_all(cfg, run, args.quiet))
@@ -114,6 +120,11 @@ def cmd_stage(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
+    from alignment.reasonbench.experiment_config import is_experiment, load_experiment
+
+    if is_experiment(args.config):
+        print(yaml.safe_dump(to_dict(load_experiment(args.config, args.overrides)), sort_keys=False), end="")
+        return 0
     if args.config or args.overrides:  # `--set` alone shows the defaults with the overrides
         cfg = load_config(args.config, args.overrides)
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
