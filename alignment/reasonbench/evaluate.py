@@ -50,6 +50,7 @@ METRICS: dict[str, tuple[str, str | None]] = {
 }  # fmt: skip
 ACCURACY = ("verdict_acc", "receipt_acc", "endpoint_acc", "cell_acc", "cube_exact", "parse_fail", "certified")
 CONTROLS = ("inverse", "permutation", "distractor")
+HEAVY = ("context", "old_state", "new_state")  # for re-execution only; no outcome reads them
 
 
 def interval(values: Any, dens: Any, units: Any, seeds: Any, boot: Any) -> dict[str, float] | None:
@@ -99,16 +100,20 @@ def _table_rows(scored: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 def _model_metrics(g: pd.DataFrame, table: str, boot: Any) -> list[dict[str, Any]]:
     names = list(METRICS) if table in ("locked", "cardinality") else list(ACCURACY)
+    cols = {c for m in names for c in METRICS[m] if c is not None}
+    arrays = {c: g[c].to_numpy(dtype=float, na_value=np.nan) for c in cols}
+    units, seeds = g["unit_id"].to_numpy(dtype=object), g["seed"].to_numpy()
     out = []
     for group, mask in _groups(g, table):
-        sub = g[mask.to_numpy()]
-        if sub.empty:
+        m = mask.to_numpy(dtype=bool)
+        if not m.any():
             continue
         for metric in names:
             col, den = METRICS[metric]
-            if sub[col].isna().all():
+            values = arrays[col][m]
+            if np.isnan(values).all():
                 continue  # the target does not predict this
-            res = interval(sub[col], None if den is None else sub[den], sub["unit_id"], sub["seed"], boot)
+            res = interval(values, None if den is None else arrays[den][m], units[m], seeds[m], boot)
             if res is not None:
                 out.append({"table": table, "group": group, "metric": metric, **res})
     return out
@@ -183,6 +188,7 @@ def comparison_metrics(scored: pd.DataFrame, boot: Any, a: str = "cube", b: str 
 
 def evaluate(preds: pd.DataFrame, cfg: ExperimentConfig) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(metrics table, scored predictions) from the saved predictions."""
+    preds = preds.drop(columns=[c for c in HEAVY if c in preds.columns])
     scored = with_confidence(score(preds), cfg.selective.confidence)
     boot = cfg.bootstrap
     rows = accuracy_metrics(scored, boot)

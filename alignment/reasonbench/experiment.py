@@ -235,7 +235,12 @@ def run_stage(name: str, rcfg: ExperimentRunConfig, run: RunDir, quiet: bool = F
     from alignment.console import detail
 
     counts, extra = FUNCS[name](cfg, run, (lambda m: None) if quiet else detail)
-    models_ = {"sft": str(cfg.sft.get("model", "smollm2-135m"))} if "sft" in cfg.learners else {}
+    if "sft" in cfg.learners:
+        from alignment.reasonbench.experiment_config import sft_config
+
+        models_ = {"sft": str(sft_config(cfg.sft).model)}
+    else:
+        models_ = {}
     manifest = run.finish(name, key, started, counts, models=models_, extra=extra)
     say(f"[{name}] done in {manifest['seconds']:.1f}s: {manifest['rows']}")
     return True
