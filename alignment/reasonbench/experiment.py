@@ -178,8 +178,8 @@ def stage_predict(cfg: ExperimentConfig, run: RunDir, log: Callable[[str], None]
     parts, stats = [], {}
     ex = None
     for m in models(cfg):
-        key = config_hash({"train": run.key("train"), "model": model_key(m, cfg, run),
-                           "max_eval_cases": cfg.max_eval_cases})  # fmt: skip
+        # the model's own key, not the train stage's: adding a seed keeps the other predictions
+        key = config_hash({"model": model_key(m, cfg, run), "max_eval_cases": cfg.max_eval_cases})
         folder = keyed_dir(run.stage("predict") / "models" / model_name(m), key)
         train_dir = run.stage("train") / "models" / model_name(m)
         part, s, ex = predict_model(m, cfg, eval_rows(targets, m[0], cfg), train_dir, folder, ex)
