@@ -16,7 +16,8 @@ its Holm adjustment. Tables:
 - `selective`: per coverage target, realised accepted-change coverage, reason debt and
   correctly-accepted gold-change recall on the locked test (thresholds from calibration);
 - `comparison`: cube - direct_receipt, paired by seed and case, on revised verdict and exact
-  receipt (Holm over these two co-primary comparisons; per-stratum rows are unadjusted).
+  receipt (Holm over these two co-primary comparisons; per-stratum rows are unadjusted); with the
+  augmented regime also augmented - standard consistency per control kind (exploratory).
 
 Rates: `verdict_acc`, `receipt_acc` (exact family), `endpoint_acc` (old and new), `cell_acc`
 (share of the 8 cells), `cube_exact`, `parse_fail`, `certified` (the claim holds when executed),
@@ -36,7 +37,7 @@ import pandas as pd
 
 from alignment.reasonbench.experiment_config import ExperimentConfig
 from alignment.reasonbench.outcomes import MODEL, pairs, score, selective, with_confidence
-from alignment.stats import co_primary, hierarchical_bootstrap
+from alignment.stats import co_primary, hierarchical_bootstrap, paired_bootstrap
 
 # metric -> (value column, denominator column or None for "every observation")
 METRICS: dict[str, tuple[str, str | None]] = {
@@ -186,14 +187,37 @@ def comparison_metrics(scored: pd.DataFrame, boot: Any, a: str = "cube", b: str 
     return rows
 
 
+def augmentation_metrics(pair_rows: pd.DataFrame, boot: Any) -> list[dict[str, Any]]:
+    """augmented - standard consistency per control kind, paired by (seed, control); exploratory
+    (the paper's post-hoc section 7.6), so no multiplicity adjustment."""
+    rows: list[dict[str, Any]] = []
+    if pair_rows.empty or not {"standard", "augmented"} <= set(pair_rows["regime"]):
+        return rows
+    for (learner, target, kind), g in pair_rows.groupby(["learner", "target", "kind"], sort=True):
+        a = g[g["regime"] == "augmented"].set_index(["seed", "id"]).sort_index()
+        b = g[g["regime"] == "standard"].set_index(["seed", "id"]).sort_index()
+        if a.empty or not a.index.equals(b.index):
+            continue
+        r = paired_bootstrap(a["holds"].to_numpy(), b["holds"].to_numpy(), list(a["unit_id"]),
+                             list(a.index.get_level_values("seed")), replicates=boot.replicates,
+                             confidence=boot.confidence, seed=boot.seed)  # fmt: skip
+        rows.append({"table": "comparison", "regime": "augmented - standard", "learner": learner,
+                     "target": target, "group": kind, "metric": "consistency", "n": len(a),
+                     "estimate": r.estimate, "low": r.low, "high": r.high, "p": r.p_value,
+                     "p_holm": math.nan})  # fmt: skip
+    return rows
+
+
 def evaluate(preds: pd.DataFrame, cfg: ExperimentConfig) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(metrics table, scored predictions) from the saved predictions."""
     preds = preds.drop(columns=[c for c in HEAVY if c in preds.columns])
     scored = with_confidence(score(preds), cfg.selective.confidence)
     boot = cfg.bootstrap
     rows = accuracy_metrics(scored, boot)
-    rows += consistency_metrics(pairs(scored), boot)
+    pair_rows = pairs(scored)
+    rows += consistency_metrics(pair_rows, boot)
     rows += selective_metrics(selective(scored, cfg.selective.coverages), boot)
     rows += comparison_metrics(scored, boot)
+    rows += augmentation_metrics(pair_rows, boot)
     cols = ["table", *MODEL, "group", "metric", "n", "estimate", "low", "high", "p", "p_holm"]
     return pd.DataFrame(rows).reindex(columns=cols), scored

@@ -49,7 +49,8 @@ SPECS = (
          ("verdict_acc", "receipt_acc", "endpoint_acc"), "^(?:overall|multi_source|min_receipt_size=)"),
     Spec("selective", "Selective acceptance: thresholds fitted on calibration, locked test",
          ("selective",), ("calibration_coverage", "coverage", "reason_debt", "recall")),
-    Spec("comparison", "Cube - direct receipt (paired; Holm over the two overall co-primary rows)",
+    Spec("comparison", "Cube - direct receipt (paired; Holm over the two overall co-primary rows), "
+         "and augmented - standard consistency (exploratory, unadjusted)",
          ("comparison",), ("estimate",)),
 )
 
