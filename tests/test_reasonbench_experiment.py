@@ -16,6 +16,7 @@ import yaml
 
 from alignment.cli import main
 from alignment.reasonbench.evaluate import evaluate
+from alignment.reasonbench.experiment import eval_rows, train_rows
 from alignment.reasonbench.experiment_config import load_experiment
 
 TINY = {
@@ -100,6 +101,23 @@ def test_one_stage_subcommand_reruns_when_its_section_changes(run: tuple[Path, P
     assert "[train] up to date" in capsys.readouterr().out
 
 
+def test_regimes_train_and_test_on_their_own_cases(run: tuple[Path, Path]) -> None:
+    cfg, out = run
+    targets = pd.read_parquet(out / "targets" / "data.parquet")
+    exp = load_experiment(cfg, ["reasonbench.max_eval_cases=2"]).reasonbench
+    std, aug = train_rows(targets, "standard", exp), train_rows(targets, "augmented", exp)
+    assert len(aug) == 2 * len(std) and set(aug.loc[aug["augment"], "control_of"]) == set(std["id"])
+    card = train_rows(targets, "cardinality", exp)
+    assert (card["cardinality"] == "single").all() and (card["split"] == "train").all()
+    test = eval_rows(targets, "cardinality", exp)
+    assert (test["cardinality"] == "multi").all() and (test["split"] == "locked").all()
+    capped = eval_rows(targets, "standard", exp)
+    main_rows = capped[capped["control_type"].isna()]
+    assert main_rows.groupby("split").size().max() == 2 and "train" not in set(capped["split"])
+    locked = set(main_rows.loc[main_rows["split"] == "locked", "id"])
+    assert capped["control_of"].dropna().value_counts().to_dict() == dict.fromkeys(locked, 3)
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
@@ -131,3 +149,12 @@ def test_set_override_and_non_experiment_config(tmp_path: Path, capsys: pytest.C
     assert yaml.safe_load(capsys.readouterr().out)["reasonbench"]["seeds"] == [3]
     assert main(["reasonbench", "train", "configs/embedded_default.yaml"]) == 2
     assert "not a ReasonBench experiment config" in capsys.readouterr().err
+
+
+def test_an_interrupted_train_stage_resumes_with_its_finished_models(run: tuple[Path, Path]) -> None:
+    cfg, out = run
+    (out / "train" / "manifest.json").unlink()  # as if killed before the stage finished
+    (out / "train" / "models" / "standard" / "majority" / "cube" / "seed1" / "stats.json").unlink()
+    assert main(["reasonbench", "train", str(cfg), "--out", str(out), "--quiet"]) == 0
+    manifest = yaml.safe_load((out / "train" / "manifest.json").read_text())
+    assert manifest["rows"] == {"models": 16, "trained": 1}

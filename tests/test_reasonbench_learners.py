@@ -74,7 +74,7 @@ def test_tfidf_confidence_is_the_svm_margin(tmp_path: Path) -> None:
 
 def test_sft_learner_runs_through_the_fake_module(fake_sft: types.ModuleType, tmp_path: Path) -> None:
     data = {"name": "rbsft", "reasonbench": {
-        "benchmark": {"scale": 0.02, "seed": 5}, "targets": ["direct_receipt", "cube"],
+        "benchmark": {"scale": 0.01, "seed": 5}, "targets": ["direct_receipt", "cube"],
         "learners": ["sft"], "seeds": [0], "cardinality": False,
         "sft": {"lora_r": 4}, "bootstrap": {"replicates": 20}, "selective": {"coverages": [0.5, 1.0]}}}  # fmt: skip
     cfg = tmp_path / "c.yaml"
