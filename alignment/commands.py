@@ -51,14 +51,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     from alignment.reasonbench.experiment_config import is_experiment
 
     if is_experiment(args.config):  # a top-level `reasonbench:` section: the ReasonBench experiments
-        from alignment.reasonbench.cli import run_experiment
-
         return run_experiment(args)
     cfg = load_config(args.config, args.overrides)
     with locked_run(cfg, args.out) as run:
         code = _logged(run, args, lambda: run_all(cfg, run, args.quiet))
     if not args.quiet and code == 0:
         print(f"run dir: {run.path} (report.html, logs/)")
+    return code
+
+
+def run_experiment(args: argparse.Namespace, stages: list[str] | None = None) -> int:
+    """`alignment run CONFIG` for an experiment config, or one stage of it."""
+    from alignment.reasonbench.experiment import run_all as run_experiment_stages
+    from alignment.reasonbench.experiment_config import is_experiment, load_experiment
+
+    if not is_experiment(args.config):
+        raise UserError(f"{args.config}: not a ReasonBench experiment config (it needs a top-level "
+                        "'reasonbench:' section, as in configs/reasonbench_embedded.yaml)")  # fmt: skip
+    cfg = load_experiment(args.config, args.overrides)
+    with locked_run(cfg, args.out) as run:
+        code = _logged(run, args, lambda: run_experiment_stages(cfg, run, args.quiet, stages))
+    if not args.quiet and code == 0 and stages is None:
+        print(f"run dir: {run.path} (report.md, report/)")
     return code
 
 

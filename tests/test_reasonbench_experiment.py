@@ -19,6 +19,7 @@ from alignment.reasonbench.evaluate import evaluate
 from alignment.reasonbench.experiment import eval_rows, train_rows
 from alignment.reasonbench.experiment_config import load_experiment
 
+REPO = Path(__file__).resolve().parents[1]
 TINY = {
     "name": "rbtiny",
     "reasonbench": {
@@ -147,7 +148,7 @@ def test_set_override_and_non_experiment_config(tmp_path: Path, capsys: pytest.C
     assert "duplicates" in capsys.readouterr().err
     assert main(["config", "show", str(cfg), "--set", "reasonbench.seeds=[3]"]) == 0
     assert yaml.safe_load(capsys.readouterr().out)["reasonbench"]["seeds"] == [3]
-    assert main(["reasonbench", "train", "configs/embedded_default.yaml"]) == 2
+    assert main(["reasonbench", "train", str(REPO / "configs" / "embedded_default.yaml")]) == 2
     assert "not a ReasonBench experiment config" in capsys.readouterr().err
 
 
@@ -158,3 +159,18 @@ def test_an_interrupted_train_stage_resumes_with_its_finished_models(run: tuple[
     assert main(["reasonbench", "train", str(cfg), "--out", str(out), "--quiet"]) == 0
     manifest = yaml.safe_load((out / "train" / "manifest.json").read_text())
     assert manifest["rows"] == {"models": 16, "trained": 1}
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "configs").glob("reasonbench_*.yaml")), ids=lambda p: p.name)
+def test_shipped_experiment_configs_load(path: Path) -> None:
+    from alignment.config import from_dict, to_dict
+    from alignment.reasonbench.experiment_config import ExperimentRunConfig, is_experiment
+
+    assert is_experiment(path)
+    surface = load_experiment(path, ["reasonbench.learners=[majority,tfidf]"])  # no SFT module needed
+    assert from_dict(ExperimentRunConfig, to_dict(surface)) == surface  # loads back unchanged
+    assert surface.name == path.stem and surface.reasonbench.cardinality
+    if "sft" in yaml.safe_load(path.read_text())["reasonbench"]["learners"]:
+        pytest.importorskip("alignment.reasonbench.sft")  # rbsft's module (issue 17)
+        cfg = load_experiment(path)
+        assert from_dict(ExperimentRunConfig, to_dict(cfg)) == cfg

@@ -48,25 +48,9 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_experiment(args: argparse.Namespace, stages: list[str] | None = None) -> int:
-    """`alignment run CONFIG` for an experiment config, or one stage of it."""
-    from alignment.commands import _logged
-    from alignment.reasonbench.experiment import run_all
-    from alignment.reasonbench.experiment_config import is_experiment, load_experiment
-    from alignment.runner import locked_run
-
-    if not is_experiment(args.config):
-        raise UserError(f"{args.config}: not a ReasonBench experiment config (it needs a top-level "
-                        "'reasonbench:' section, as in configs/reasonbench_embedded.yaml)")  # fmt: skip
-    cfg = load_experiment(args.config, args.overrides)
-    with locked_run(cfg, args.out) as run:
-        code = _logged(run, args, lambda: run_all(cfg, run, args.quiet, stages))
-    if not args.quiet and code == 0 and stages is None:
-        print(f"run dir: {run.path} (report.md, report/)")
-    return code
-
-
 def cmd_experiment_stage(args: argparse.Namespace) -> int:
+    from alignment.commands import run_experiment
+
     return run_experiment(args, [args.stage])
 
 

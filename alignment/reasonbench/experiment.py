@@ -124,11 +124,13 @@ def eval_rows(targets: pd.DataFrame, regime: str, cfg: ExperimentConfig) -> pd.D
         rows = targets[(targets["cardinality_split"] == "test") & targets["control_type"].isna()]
     else:
         rows = targets[targets["split"] != "train"]
+    if rows.empty:
+        raise UserError(f"regime {regime}: no evaluation cases in this benchmark build")
     if not cfg.max_eval_cases:
         return rows
     main = rows[rows["control_type"].isna()]
-    keep = main.groupby("split", group_keys=False).apply(
-        lambda g: g.sample(min(len(g), cfg.max_eval_cases), random_state=0))["id"]
+    keep = pd.concat([g.sample(min(len(g), cfg.max_eval_cases), random_state=0)["id"]
+                      for _, g in main.groupby("split")])  # fmt: skip
     return rows[rows["id"].isin(keep) | rows["control_of"].isin(keep)]
 
 

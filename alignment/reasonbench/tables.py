@@ -156,7 +156,8 @@ def write_report(metrics: pd.DataFrame, folder: Path, summary: Path) -> list[Pat
     written: list[Path] = []
     parts = ["# ReasonBench experiments\n",
              "Percentages with 95% hierarchical-bootstrap intervals (seeds x independent units); "
-             "n = observations (cases x seeds) in the rate's denominator.\n"]  # fmt: skip
+             "n = observations (cases x seeds) in the largest denominator of the row's rates "
+             "(pairs for consistency, paired observations for comparisons).\n"]  # fmt: skip
     for spec in SPECS:
         num = numeric(metrics, spec)
         if num.empty:
