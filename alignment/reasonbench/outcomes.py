@@ -30,6 +30,12 @@ from alignment.receipts.accounting import classify, fit_thresholds
 from alignment.receipts.consistency import relation_holds
 
 MODEL = ["regime", "learner", "target"]
+PRED = ["parse_ok", "pred_old", "pred_new", "pred_receipt", "pred_cells"]
+
+
+def records(df: pd.DataFrame, cols: list[str]) -> list[dict[str, Any]]:
+    """Rows as dicts of only `cols` (building dicts of every column dominated the run time)."""
+    return df[[c for c in dict.fromkeys(cols) if c in df.columns]].to_dict("records")
 
 
 def family(keys: Any) -> frozenset[frozenset[str]]:
@@ -107,7 +113,8 @@ def score_row(row: dict[str, Any]) -> dict[str, Any]:
 
 def score(preds: pd.DataFrame) -> pd.DataFrame:
     """The predictions with every per-observation outcome column added."""
-    extra = pd.DataFrame([score_row(r) for r in preds.to_dict("records")], index=preds.index)
+    cols = ["target", "old_verdict", "new_verdict", "receipt", "cube", *PRED]
+    extra = pd.DataFrame([score_row(r) for r in records(preds, cols)], index=preds.index)
     out = pd.concat([preds, extra], axis=1)
     for name in ("drift", "inertia", "misattribution", "change"):
         out[name] = (out["outcome"] == name).astype(float).where(out["outcome"].notna())
@@ -123,10 +130,11 @@ def pairs(scored: pd.DataFrame) -> pd.DataFrame:
     controls = scored[scored["control_type"].notna()]
     if controls.empty:
         return pd.DataFrame(columns=[*MODEL, "seed", "id", "kind", "unit_id", "stratum", "holds", "violated"])
+    cols = [*MODEL, "seed", "id", "unit_id", "stratum", "control_type", "control_of", *PRED]
     bases = {(r["regime"], r["learner"], r["target"], r["seed"], r["id"]): r
-             for r in scored[scored["control_type"].isna()].to_dict("records")}  # fmt: skip
+             for r in records(scored[scored["control_type"].isna()], cols)}  # fmt: skip
     rows = []
-    for r in controls.to_dict("records"):
+    for r in records(controls, cols):
         base = bases.get((r["regime"], r["learner"], r["target"], r["seed"], r["control_of"]))
         if base is None:
             raise UserError(f"prediction for control {r['id']} has no prediction of its base case")
@@ -144,14 +152,15 @@ def pairs(scored: pd.DataFrame) -> pd.DataFrame:
 def agreement(scored: pd.DataFrame) -> pd.Series:
     """Per row, the share of the model's other receipt targets (same regime, learner, seed and
     case) that parse and give the same revised verdict and receipt; NaN with no other target."""
-    have = scored[scored["target"] != "direct_verdict"]
+    cols = [*MODEL, "seed", "id", "parse_ok", "pred_new", "pred_receipt"]
+    rows = records(scored, cols)
     claims: dict[tuple, dict[str, Any]] = {}
-    for r in have.to_dict("records"):
+    for r in (r for r in rows if r["target"] != "direct_verdict"):
         key = (r["regime"], r["learner"], r["seed"], r["id"])
         claim = (r["pred_new"], tuple(r["pred_receipt"])) if r["parse_ok"] else None
         claims.setdefault(key, {})[r["target"]] = claim
     out = []
-    for r in scored.to_dict("records"):
+    for r in rows:
         others = {t: c for t, c in claims.get((r["regime"], r["learner"], r["seed"], r["id"]), {}).items()
                   if t != r["target"]}  # fmt: skip
         if r["target"] == "direct_verdict" or not others or not r["parse_ok"]:
@@ -189,12 +198,13 @@ def selective(scored: pd.DataFrame, coverages: list[float]) -> pd.DataFrame:
     rows = []
     main = scored[scored["control_type"].isna() & (scored["target"] != "direct_verdict")]
     for key, g in main.groupby([*MODEL, "seed"], sort=True):
-        cal = [predicted(r) for r in g[g["split"] == "calibration"].to_dict("records")]
+        cols = ["id", "unit_id", "outcome", "gold_change", "confidence_used", *PRED]
+        cal = [predicted(r) for r in records(g[g["split"] == "calibration"], cols)]
         cal = [p for p in cal if p is not None and p.changed]
         if not cal or any(p.confidence is None for p in cal):
             continue
         thresholds = fit_thresholds(cal, coverages)
-        test = g[g["split"] == "locked"].to_dict("records")
+        test = records(g[g["split"] == "locked"], cols)
         for c, thr in thresholds.items():
             cal_cov = sum(p.confidence >= thr for p in cal) / len(cal)  # type: ignore[operator]
             for r in test:
