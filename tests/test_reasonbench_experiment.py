@@ -16,7 +16,7 @@ import yaml
 
 from alignment.cli import main
 from alignment.reasonbench.evaluate import evaluate
-from alignment.reasonbench.experiment import eval_rows, train_rows
+from alignment.reasonbench.experiment import eval_rows, models, train_rows
 from alignment.reasonbench.experiment_config import load_experiment
 
 REPO = Path(__file__).resolve().parents[1]
@@ -117,6 +117,8 @@ def test_regimes_train_and_test_on_their_own_cases(run: tuple[Path, Path]) -> No
     assert main_rows.groupby("split").size().max() == 2 and "train" not in set(capped["split"])
     locked = set(main_rows.loc[main_rows["split"] == "locked", "id"])
     assert capped["control_of"].dropna().value_counts().to_dict() == dict.fromkeys(locked, 3)
+    once = models(load_experiment(cfg, ["reasonbench.surface_seeds=1"]).reasonbench)
+    assert len(once) == 2 * 2 * 2 and {m[3] for m in once} == {0}  # surface learners: first seed only
 
 
 @pytest.mark.parametrize(

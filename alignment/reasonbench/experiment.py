@@ -39,7 +39,8 @@ STAGES = ("targets", "train", "predict", "evaluate", "report")
 # config fields each stage reads (its key), besides the keys of the stages before it
 _READS: dict[str, tuple[str, ...]] = {
     "targets": ("benchmark",),
-    "train": ("targets", "learners", "seeds", "permutation_augment", "cardinality", "max_train_cases", "tfidf", "sft"),
+    "train": ("targets", "learners", "seeds", "surface_seeds", "permutation_augment", "cardinality",
+              "max_train_cases", "tfidf", "sft"),
     "predict": ("max_eval_cases",),
     "evaluate": ("selective", "bootstrap"),
     "report": (),
@@ -135,7 +136,12 @@ def eval_rows(targets: pd.DataFrame, regime: str, cfg: ExperimentConfig) -> pd.D
 
 
 def models(cfg: ExperimentConfig) -> list[tuple[str, str, str, int]]:
-    return [(r, le, t, s) for r in regimes(cfg) for le in cfg.learners for t in cfg.targets for s in cfg.seeds]
+    """(regime, learner, target, seed) of every model, in training order."""
+    def seeds(learner: str) -> list[int]:
+        n = cfg.surface_seeds if learner in ("majority", "tfidf") else 0
+        return cfg.seeds[:n] if n else cfg.seeds
+
+    return [(r, le, t, s) for r in regimes(cfg) for le in cfg.learners for t in cfg.targets for s in seeds(le)]
 
 
 def model_name(m: tuple[str, str, str, int]) -> str:

@@ -97,6 +97,8 @@ class ExperimentConfig:
     learners: list[LearnerName] = doc("Learners: majority, tfidf, sft (LoRA SFT, alignment.reasonbench.sft).",
                                       factory=lambda: ["majority", "tfidf"])  # fmt: skip
     seeds: list[int] = doc("Training seeds (the paper: 5).", factory=lambda: [0, 1, 2, 3, 4])
+    surface_seeds: int = doc("> 0: majority and tfidf (the surface diagnostics, nearly seed-free) "
+                             "train only on the first N seeds; 0 = every seed.", 0)  # fmt: skip
     permutation_augment: bool = doc("Also train every model on the train cases plus a permutation "
                                     "control of each (regime `augmented`).", False)  # fmt: skip
     cardinality: bool = doc("Also train on single-source train cases and test on multi-source "
@@ -114,6 +116,7 @@ class ExperimentConfig:
             values = getattr(self, name)
             check(bool(values), name, "must not be empty")
             check(len(set(values)) == len(values), name, f"has duplicates: {values}")
+        check(self.surface_seeds >= 0, "surface_seeds", "must be 0 (every seed) or positive")
         check(self.max_train_cases >= 0, "max_train_cases", "must be 0 (all) or positive")
         check(self.max_eval_cases >= 0, "max_eval_cases", "must be 0 (all) or positive")
         if "sft" in self.learners:  # validated only when used: the module pulls in torch
