@@ -104,3 +104,14 @@ def test_bad_sft_section_is_one_line(fake_sft: types.ModuleType, tmp_path: Path,
     assert main(["run", str(cfg), "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err.strip()
     assert "sft: unknown key 'lora_rr' (did you mean 'lora_r'?)" in err and len(err.splitlines()) == 1
+
+
+def test_sft_scores_under_confidences_become_the_confidence(fake_sft: types.ModuleType, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    learner = make_learner("sft", ExperimentConfig(learners=["sft"]))
+    scored = lambda cfg, out, prompts: (["x"] * len(prompts), {"cases": len(prompts), "confidences": [-0.5, -2.0]})  # noqa: E731
+    monkeypatch.setattr(fake_sft, "predict", scored)
+    texts, conf, stats = learner.predict("cube", tmp_path, ["a", "b"], ["a", "b"])
+    assert conf == [-0.5, -2.0] and "confidences" not in stats
+    monkeypatch.setattr(fake_sft, "predict", lambda cfg, out, prompts: (["x"] * 2, {"confidences": [float("nan"), 1.0]}))
+    assert learner.predict("cube", tmp_path, ["a", "b"], ["a", "b"])[1] is None  # not usable: agreement instead

@@ -14,12 +14,15 @@ certification and outcome code (`alignment.reasonbench.targets`, `certify`, `out
   revised verdict for `direct_verdict`, the receipt class for the receipt targets, and the
   smallest cell margin for `cube`. Models are saved with joblib (a local, trusted artifact).
 - `sft`: LoRA SFT of a causal LM (`alignment.reasonbench.sft.train` / `predict`, imported only
-  when used); it returns text only, so its confidence is None (see `selective.confidence`).
+  when used). `predict` returns text and stats; a list under `stats["confidences"]` (one score
+  per completion) becomes the confidence, otherwise it is None and selective acceptance uses
+  cross-target agreement (see `selective.confidence`).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -215,7 +218,13 @@ class SFT:
         from alignment.reasonbench import sft
 
         texts, stats = sft.predict(self.cfg, out, prompts)
-        return list(texts), None, dict(stats)
+        stats = dict(stats)
+        # Optional: one score per completion (e.g. its mean token log-probability) under
+        # "confidences"; without it the experiment falls back to cross-target agreement.
+        scores = stats.pop("confidences", None)
+        ok = isinstance(scores, list) and len(scores) == len(prompts) and all(
+            isinstance(c, int | float) and math.isfinite(c) for c in scores)
+        return list(texts), [float(c) for c in scores] if ok else None, stats
 
 
 def timed_predict(learner: Learner, target: str, out: Path, prompts: list[str], inputs: list[str]) -> Prediction:
