@@ -48,11 +48,31 @@ def _logged(run: RunDir, args: argparse.Namespace, body: Callable[[], None]) -> 
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from alignment.reasonbench.experiment_config import is_experiment
+
+    if is_experiment(args.config):  # a top-level `reasonbench:` section: the ReasonBench experiments
+        return run_experiment(args)
     cfg = load_config(args.config, args.overrides)
     with locked_run(cfg, args.out) as run:
         code = _logged(run, args, lambda: run_all(cfg, run, args.quiet))
     if not args.quiet and code == 0:
         print(f"run dir: {run.path} (report.html, logs/)")
+    return code
+
+
+def run_experiment(args: argparse.Namespace, stages: list[str] | None = None) -> int:
+    """`alignment run CONFIG` for an experiment config, or one stage of it."""
+    from alignment.reasonbench.experiment import run_all as run_experiment_stages
+    from alignment.reasonbench.experiment_config import is_experiment, load_experiment
+
+    if not is_experiment(args.config):
+        raise UserError(f"{args.config}: not a ReasonBench experiment config (it needs a top-level "
+                        "'reasonbench:' section, as in configs/reasonbench_embedded.yaml)")  # fmt: skip
+    cfg = load_experiment(args.config, args.overrides)
+    with locked_run(cfg, args.out) as run:
+        code = _logged(run, args, lambda: run_experiment_stages(cfg, run, args.quiet, stages))
+    if not args.quiet and code == 0 and stages is None:
+        print(f"run dir: {run.path} (report.md, report/)")
     return code
 
 
@@ -114,6 +134,11 @@ def cmd_stage(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
+    from alignment.reasonbench.experiment_config import is_experiment, load_experiment
+
+    if is_experiment(args.config):
+        print(yaml.safe_dump(to_dict(load_experiment(args.config, args.overrides)), sort_keys=False), end="")
+        return 0
     if args.config or args.overrides:  # `--set` alone shows the defaults with the overrides
         cfg = load_config(args.config, args.overrides)
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")

@@ -328,3 +328,39 @@ def control_sentence(r: ControlResult) -> str:
         f"original {pct(r.original)}, counterfactual control {pct(r.control)}, difference "
         f"{100 * d.estimate:+.1f} points [{100 * d.low:+.1f}, {100 * d.high:+.1f}] over {r.examples} examples: {verdict}."
     )
+
+
+# --- Co-primary comparisons -----------------------------------------------------------------
+
+
+def co_primary(
+    outcomes: dict[str, tuple[Sequence[float], Sequence[float]]],
+    units: Sequence[Hashable],
+    seeds: Sequence[Hashable] | None = None,
+    replicates: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> dict[str, tuple[BootstrapResult, float]]:
+    """Paired A − B differences on several outcomes of the same observations, Holm-adjusted.
+
+    `outcomes` maps a name to (A's values, B's values), one per observation (row i is the same
+    example under the same seed for every outcome). Each difference gets a crossed seed × unit
+    `paired_bootstrap` with the same resampling seed; the returned pair is (result, Holm-adjusted
+    p) over this family of comparisons.
+
+    >>> units = [0, 0, 1, 1, 2, 2, 3, 3]
+    >>> out = co_primary({"verdict": ([1] * 8, [1, 0] * 4), "receipt": ([1, 0] * 4, [1, 0] * 4)},
+    ...                  units, replicates=500)
+    >>> out["verdict"][0].estimate, out["receipt"][0].estimate, out["receipt"][1]
+    (0.5, 0.0, 1.0)
+    >>> out["verdict"][1] == min(1.0, 2 * out["verdict"][0].p_value)
+    True
+    """
+    if not outcomes:
+        raise UserError("co_primary needs at least one outcome")
+    results = {
+        name: paired_bootstrap(a, b, units, seeds, replicates=replicates, confidence=confidence, seed=seed)
+        for name, (a, b) in outcomes.items()
+    }
+    adjusted = holm([r.p_value if r.p_value is not None else 1.0 for r in results.values()])
+    return {name: (r, p) for (name, r), p in zip(results.items(), adjusted, strict=True)}

@@ -33,6 +33,9 @@ PRESETS = {
     "skywork-reward-v2-qwen3-8b": "Skywork/Skywork-Reward-V2-Qwen3-8B",
     "skywork-reward-v2-llama-3.2-3b": "Skywork/Skywork-Reward-V2-Llama-3.2-3B",
     "skywork-reward-v2-qwen3-0.6b": "Skywork/Skywork-Reward-V2-Qwen3-0.6B",
+    # ReasonBench experiments (configs/reasonbench_qwen3-*.yaml): primary and replication backbones
+    "qwen3-1.7b": "Qwen/Qwen3-1.7B",
+    "qwen3-0.6b": "Qwen/Qwen3-0.6B",
 }
 
 

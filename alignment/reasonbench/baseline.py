@@ -19,6 +19,7 @@ accuracies in percent.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -46,16 +47,25 @@ def _majority(train: list[str], test: list[str], labels: dict[str, list[str]]) -
     return {t: np.array([top] * len(test), dtype=object) for t, top in tops.items()}
 
 
-def _tfidf(train: list[str], test: list[str], labels: dict[str, list[str]]) -> dict[str, np.ndarray]:
-    """One vectorizer fitted on the training prompts, one linear SVM per target."""
+def vectorizer(min_df: int = 3) -> Any:
+    """The character n-gram TF-IDF of the surface baseline (also the experiments' `tfidf`)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
+
+    return TfidfVectorizer(analyzer="char", ngram_range=(2, 5), sublinear_tf=True, min_df=min_df,
+                           dtype=np.float32)  # fmt: skip
+
+
+def svm(c: float = 0.5, seed: int = 0) -> Any:
     from sklearn.svm import LinearSVC
 
-    vec = TfidfVectorizer(analyzer="char", ngram_range=(2, 5), sublinear_tf=True, min_df=3,
-                          dtype=np.float32)  # fmt: skip
+    return LinearSVC(C=c, random_state=seed)
+
+
+def _tfidf(train: list[str], test: list[str], labels: dict[str, list[str]]) -> dict[str, np.ndarray]:
+    """One vectorizer fitted on the training prompts, one linear SVM per target."""
+    vec = vectorizer()
     x_train, x_test = vec.fit_transform(train), vec.transform(test)
-    return {t: LinearSVC(C=0.5, random_state=0).fit(x_train, ys).predict(x_test)
-            for t, ys in labels.items()}  # fmt: skip
+    return {t: svm().fit(x_train, ys).predict(x_test) for t, ys in labels.items()}
 
 
 LEARNERS = {"majority": _majority, "tfidf": _tfidf}

@@ -198,20 +198,33 @@ class UnitFiller:
         return structure, label
 
 
-def controls_for(case: Case, unit: Any, seed: int) -> list[Case]:
-    """Inverse, permutation and distractor controls of one locked example, all re-executed."""
-    rng = random.Random(f"controls:{seed}:{case.id}")
-    base = dict(
+def _control_base(case: Case) -> dict[str, Any]:
+    return dict(
         unit_id=case.unit_id, stratum=case.stratum, split=case.split, context=case.context,
         template=case.template, depth=case.depth, operator=case.operator, control_of=case.id,
     )  # fmt: skip
+
+
+def permutation_control(case: Case, rng: random.Random) -> Case:
+    """The same transition presented in another source order (drawn from `rng`), re-executed.
+
+    Used for the locked controls and, by `alignment.reasonbench.targets`, for
+    permutation-augmented training.
+    """
+    order = rng.choice([o for o in ORDERS if o != case.order])
+    cells, receipt = execute(case.stratum, case.context, case.old, case.new)
+    return Case(id=f"{case.id}-perm", old=case.old, new=case.new, cells=cells, receipt=receipt,
+                order=order, control_type="permutation", **_control_base(case))  # fmt: skip
+
+
+def controls_for(case: Case, unit: Any, seed: int) -> list[Case]:
+    """Inverse, permutation and distractor controls of one locked example, all re-executed."""
+    rng = random.Random(f"controls:{seed}:{case.id}")
+    base = _control_base(case)
     cells, receipt = execute(case.stratum, case.context, case.new, case.old)
     inverse = Case(id=f"{case.id}-inv", old=case.new, new=case.old, cells=cells,
                    receipt=receipt, control_type="inverse", **base)  # fmt: skip
-    order = rng.choice([o for o in ORDERS if o != case.order])
-    cells, receipt = execute(case.stratum, case.context, case.old, case.new)
-    perm = Case(id=f"{case.id}-perm", old=case.old, new=case.new, cells=cells,
-                receipt=receipt, order=order, control_type="permutation", **base)  # fmt: skip
+    perm = permutation_control(case, rng)  # the first draw from rng, as before
     for _ in range(50):
         old, new = unit.distractor(rng, case.context, case.old, case.new)
         cells, receipt = execute(case.stratum, case.context, old, new)

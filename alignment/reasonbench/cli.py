@@ -1,5 +1,7 @@
-"""`alignment reasonbench build --out DIR [--seed S] [--scale X]`, `alignment reasonbench audit DIR`
-and `alignment reasonbench baseline DIR --kind majority|tfidf`.
+"""`alignment reasonbench build --out DIR [--seed S] [--scale X]`, `alignment reasonbench audit DIR`,
+`alignment reasonbench baseline DIR --kind majority|tfidf`, and one command per experiment stage:
+`alignment reasonbench {targets,train,predict,evaluate,report} CONFIG [--out DIR] [--set K=V]`
+(`alignment run CONFIG` runs them all; see `alignment.reasonbench.experiment`).
 
 Thin wrappers over `build(BuildConfig) -> Path`, `audit(dir) -> AuditReport` and
 `run_baseline(dir, kind) -> DataFrame`. `audit` exits 0 when clean, 1 when it found label
@@ -46,6 +48,12 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_experiment_stage(args: argparse.Namespace) -> int:
+    from alignment.commands import run_experiment
+
+    return run_experiment(args, [args.stage])
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("reasonbench", help="build or audit the ReasonBench receipts benchmark")
     rb = p.add_subparsers(dest="reasonbench_command", metavar="ACTION")
@@ -67,3 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     bl.add_argument("--kind", required=True, choices=("majority", "tfidf"),
                     help="majority label, or character n-gram TF-IDF + linear SVM")  # fmt: skip
     bl.set_defaults(func=cmd_baseline)
+    from alignment.commands import _common
+    from alignment.reasonbench.experiment import STAGES
+
+    for name in STAGES:
+        st = rb.add_parser(name, help=f"experiment stage '{name}' of a reasonbench config")
+        _common(st)
+        st.set_defaults(func=cmd_experiment_stage, stage=name)
