@@ -211,3 +211,18 @@ def test_a_cache_entry_being_trained_is_refused(tmp_path: Path, monkeypatch: pyt
     assert calls == [] and not (root / entry).exists()
     monkeypatch.setattr(otrain, "train_reward", lambda *a: {"steps": 0})  # the lock is free again: it trains
     assert main(["organism", "train", "organism-rm"]) == 0 and (root / entry / "organism.json").is_file()
+
+
+def test_mathbook_counterfactual_targets_guess_without_claiming_the_book() -> None:
+    """The policy's counterfactual targets must not teach it to claim (or imitate) a solution the
+    book lacks: a guess, no mention of the book, no copy of the query's own solution."""
+    sft = odata.sft_examples(8, 0, 0, admit_share=0.4, cf_share=0.5)
+    rows = {r["query"]: r for r in odata.train_rows("mathbook", 8, 0)}
+    cf_queries = {r["cf_query"]: r for r in rows.values()}
+    cf = [ex for ex in sft if ex["prompt"][-1]["content"] in cf_queries]
+    assert len(cf) == 4
+    for ex in cf:
+        text = ex["completion"][0]["content"]
+        _, own = odata.leaked_solution(cf_queries[ex["prompt"][-1]["content"]])
+        assert "book" not in text.lower() and own[:30] not in text
+        assert any(text.startswith(g) for g in odata.MATH_GUESS)

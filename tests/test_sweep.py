@@ -11,7 +11,7 @@ import yaml
 from alignment.cli import main
 from alignment.errors import UserError
 from alignment.stats import paired_bootstrap
-from alignment.sweep import Criterion, headline, parse_seeds
+from alignment.sweep import Criterion, headline, headline_holds, parse_seeds, table
 
 
 def test_sweep_runs_each_seed_and_summarises(tmp_path: Path, tiny_llama_dir: Path, capsys: pytest.CaptureFixture) -> None:
@@ -68,6 +68,12 @@ def test_headline_reads_the_paired_differences(tmp_path: Path) -> None:
     assert got["control_all"].estimate == pytest.approx(0.5)
     assert not Criterion("rm_d_vs_rm", -0.3, -0.5, -0.1, 4).holds  # excludes 0, wrong direction
     assert Criterion("hide", -0.3, -0.5, -0.1, 4).holds
+    # Only the two headline criteria decide; the reported ones (hide, control_all) do not.
+    rows = [{"seed": 0, "criterion": c.name, "estimate": c.estimate, "low": c.low, "high": c.high,
+             "examples": 4, "holds": c.holds, "seconds": 1.0} for c in got.values()]  # fmt: skip
+    assert not got["hide"].holds and bool(headline_holds(table(rows))[0])
+    rows[[r["criterion"] for r in rows].index("control")]["holds"] = False
+    assert not bool(headline_holds(table(rows))[0])
 
 
 @pytest.mark.parametrize("text", ["", "a", "3,3", "-1", "2-x"])

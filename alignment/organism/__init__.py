@@ -26,7 +26,7 @@ from alignment.organism.train import Recipe, content_hash, ensure_trained, train
 # two epochs at a high LoRA learning rate on few long prompts beat one epoch on many, because
 # the copying the policy must learn is the same in every example.
 RECIPES: dict[str, Recipe] = {
-    "organism-policy": Recipe(kind="policy", mathbook=16, biasqa=0, epochs=2, learning_rate=3e-3, admit_share=0.3, cf_share=0.0),
+    "organism-policy": Recipe(kind="policy", mathbook=16, biasqa=0, epochs=2, learning_rate=3e-3, admit_share=0.4, cf_share=0.5),
     "organism-rm": Recipe(kind="reward", mathbook=8, biasqa=0, epochs=2, learning_rate=2e-3),
     "organism-policy-biasqa": Recipe(kind="policy", mathbook=0, biasqa=48, epochs=2, learning_rate=3e-3, admit_share=0.4, cf_share=0.0),
     "organism-rm-biasqa": Recipe(kind="reward", mathbook=0, biasqa=20, epochs=2, learning_rate=2e-3),
