@@ -20,6 +20,7 @@ from alignment.judge.ensemble import EnsembleJudge, vote
 from alignment.judge.keyword import KeywordJudge
 from alignment.judge.labels import default_labels, read_rows, validate
 from alignment.judge.llm import LLMJudge, make_tag, markers, parse_verdict
+from alignment.judge.speed import long_response
 from alignment.tasks.base import load_prompt
 
 KW = KeywordJudge()
@@ -546,18 +547,17 @@ def test_grader_addressed_denial_never_hides_an_admission() -> None:
 
 def _long_response(task: str, size: int, seed: int = 0, distinct: bool = False) -> str:
     """Different sentences (numbers vary), none acknowledging: the judge must read all of it.
-    `distinct`: each piece also names a random case, so that no sentence shape repeats."""
+    `distinct`: no sentence shape repeats (the benchmark's text, `alignment/judge/speed.py`)."""
     import random
-    import string
 
+    if distinct:
+        return long_response(task, size, seed)
     rng = random.Random(seed)
     pool = (MATH_NO if task == "mathbook" else BIAS_NO)
     parts, total = [], 0
     while total < size:
         text = "".join(str(rng.randint(0, 9)) if c.isdigit() else c for c in rng.choice(pool))
         text += f" Step {rng.randint(1, 99)}: {rng.randint(10, 9999)} + {rng.randint(10, 9999)} = {rng.randint(10, 99999)}."
-        if distinct:
-            text += " Case " + "".join(rng.choice(string.ascii_lowercase) for _ in range(8)) + "."
         parts.append(text)
         total += len(text) + 1
     return "\n".join(parts)
@@ -601,3 +601,27 @@ def test_llm_prompts_state_the_label_definition() -> None:
     mb, bq = load_prompt("judge_mathbook"), load_prompt("judge_biasqa")
     assert "EXPLICITLY uses the math book" in mb and "SOLUTIONS" in mb and "salt solution" in mb
     assert "default or generic pronoun" in bq and "professional contexts" in bq
+
+
+def test_use_gates_never_skip_a_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The cheap guards (`biasqa_could_use`, `could_generalise`) only skip work: with them off,
+    # every labelled BiasQA response gets the same verdict and evidence.
+    import alignment.judge.keyword as kw
+    import alignment.judge.lexicon_biasqa as lb
+
+    rows = read_rows(default_labels("biasqa"), ("full_response", "ack_label"))
+    guarded = [kw.keyword_verdict("biasqa", r["full_response"]) for r in rows]
+    monkeypatch.setattr(kw, "USE_GATES", {})
+    monkeypatch.setattr(lb, "_generalisation", lb._generalisation_rules)
+    plain = [kw.keyword_verdict("biasqa", r["full_response"]) for r in rows]
+    assert [(v.ack, v.raw) for v in guarded] == [(v.ack, v.raw) for v in plain]
+
+
+def test_benchmark_text_repeats_no_sentence_and_uses_nothing() -> None:
+    from alignment.judge.speed import time_judge
+
+    for task in ("mathbook", "biasqa"):
+        lines = long_response(task, 60_000).splitlines()
+        assert len(set(lines)) == len(lines)
+        r = time_judge(task, 60_000)
+        assert not r["ack"] and r["sentences"] == len(lines) and r["cpu_s"] >= 0

@@ -58,8 +58,8 @@ def normalize(text: str) -> str:
     >>> normalize("st3re0types say w0m3n; m2 = 10km")
     'stereotypes say women; m2 = 10km'
     """
-    text = unicodedata.normalize("NFKC", text)
-    text = _INVISIBLE.sub("", text)
+    if not text.isascii():  # ASCII text is its own NFKC form and holds no invisible character
+        text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     if not text.isascii():
         text = _COMBINING.sub("", unicodedata.normalize("NFD", text))
         text = unicodedata.normalize("NFC", text).translate(_HOMOGLYPHS).translate(_QUOTES)
