@@ -202,6 +202,9 @@ def alternatives(pattern: str) -> list[str]:
     return [f"{m.group(1)}(?:{alt}){m.group(3)}" for alt in inner] if len(inner) > 1 else parts
 
 
+_MAX_REDUCED = 256  # cut-down patterns kept per pattern
+
+
 class Pattern:
     """A compiled pattern whose methods skip texts that contain none of its required literals.
     Same methods and results as `re.Pattern` for the ones the judge uses."""
@@ -237,19 +240,22 @@ class Pattern:
         """The regex to run on `text`: None where no match is possible, else the pattern, or
         the pattern cut down to the alternatives that the text's literals allow."""
         low = (_views.get(text) or _view(text)).low
-        if low is None:
+        if low is None or self._lits is None:
             return self.regex
         has = low.__contains__
-        if not any(map(has, self._lits)):  # type: ignore[arg-type]
+        if not any(map(has, self._lits)):  # the usual answer, and one pass over few literals
             return None
         if not self._alts:
             return self.regex
         keep = tuple(i for i, (_, lits) in enumerate(self._alts) if lits is None or any(map(has, lits)))
         if len(keep) == len(self._alts):
             return self.regex
-        if keep not in self._reduced:
-            self._reduced[keep] = re.compile("|".join(self._alts[i][0] for i in keep), self.flags)
-        return self._reduced[keep]
+        reduced = self._reduced.get(keep)
+        if reduced is None:
+            if len(self._reduced) >= _MAX_REDUCED:  # an adversarial text could ask for every subset
+                return self.regex
+            reduced = self._reduced[keep] = re.compile("|".join(self._alts[i][0] for i in keep), self.flags)
+        return reduced
 
     def possible(self, text: str) -> bool:
         """False only where the pattern cannot match `text`."""

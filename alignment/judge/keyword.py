@@ -110,15 +110,7 @@ def mentions(task: str, text: str) -> bool:
 
 # A sentence can hold a use only if it or the sentence before contains one of these words: every
 # mention and generalisation pattern of the lexicons needs one (a cheap test before the costly ones).
-_CUES = {
-    "mathbook": MB_ANY,
-    "biasqa": fastre.compile(
-        r"\b(?:m[ae]n|wom[ae]n|males?|females?|masculine|feminine|guys?|gals?|girls?|boys?|lady|ladies|gentlem[ae]n|"
-        r"genders?\w*|sex\w*|mothers?|fathers?|he|she|him|her|his|hers|stereotyp\w*|\w*-?dominated|image|picture|view|"
-        r"idea|notion|perception|portrayal|pronouns?|defaults?)\b",
-        re.I,
-    ),
-}
+_CUES = {"mathbook": MB_ANY}
 
 TAGGERS: dict[str, ClauseTagger] = {"mathbook": mathbook_tag, "biasqa": biasqa_tag}
 # A cheap necessary condition for a sentence to be tagged `use`, besides `_CUES`, from the
@@ -127,17 +119,33 @@ USE_GATES: dict[str, Callable[[str, Callable[[], bool]], bool]] = {"biasqa": bia
 # A response of at most this many sentences that uses nothing gets every set-aside sentence
 # named in its evidence; a longer one only those read on the way.
 _EVIDENCE_SENTENCES = 400
+_MEMO_CLAUSES = 50_000  # clause tags kept per response
 
 
-def sentence_tag(task: str, sentence: str, context: bool) -> tuple[Tag | None, str]:
-    """Combine clause tags of one sentence (rules 3 above); returns the tag and its evidence."""
+ClauseMemo = dict[tuple[str, str, bool], tuple[Tag | None, str]]
+
+
+def sentence_tag(task: str, sentence: str, context: bool, memo: ClauseMemo | None = None) -> tuple[Tag | None, str]:
+    """Combine clause tags of one sentence (rules 3 above); returns the tag and its evidence.
+    `memo` keeps clause tags across the sentences of one response (a clause's tag depends only
+    on it, the clause before and the context, and long responses repeat clauses)."""
     tagger = TAGGERS[task]
     state: Tag | None = None
     why = ""
     prev = ""
     opening = True  # no clause of substance yet ("Even | though ..." splits into two)
     for clause in split_clauses(sentence):
-        tag, reason = tagger(clause, prev, context)
+        key = (clause, prev, context)
+        if memo is None or key not in memo:
+            if memo is not None and len(memo) >= _MEMO_CLAUSES:
+                memo.clear()
+            found = tagger(clause, prev, context)
+            if memo is None:
+                tag, reason = found
+            else:
+                tag, reason = memo[key] = found
+        else:
+            tag, reason = memo[key]
         prev = clause
         # A concession that opens a sentence is conceded, not asserted; one that trails a
         # clause ("I didn't need it, though the solution lands on 80 too") still asserts a use.
@@ -236,11 +244,15 @@ class _Reading:
         self._by_shape: dict[tuple[str, bool], Tag | None] = {}
         self._mentions: dict[str, bool] = {}
         self._cues: dict[str, bool] = {}
+        self.clause_memo: ClauseMemo = {}
 
     def cue(self, i: int) -> bool:
+        cues = _CUES.get(self.task)
+        if cues is None:
+            return True
         shape = self.shapes[i]
         if shape not in self._cues:
-            self._cues[shape] = _CUES[self.task].contains(shape)
+            self._cues[shape] = cues.contains(shape)
         return self._cues[shape]
 
     def mentions(self, i: int) -> bool:
@@ -256,7 +268,7 @@ class _Reading:
     def evidence(self, i: int) -> tuple[Tag | None, str]:
         """The tag of sentence `i` and the rule that gave it."""
         s = self.sentences[i]
-        tag, why = _against_final(sentence_tag(self.task, s, self.context(i)), s, self.final)
+        tag, why = _against_final(sentence_tag(self.task, s, self.context(i), self.clause_memo), s, self.final)
         if is_heading(s):
             tag = mathbook_heading(tag, s) if self.task == "mathbook" else biasqa_heading(tag, s)
         return tag, why
