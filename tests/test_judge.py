@@ -628,15 +628,18 @@ def test_llm_prompts_state_the_label_definition() -> None:
 
 def test_use_gates_never_skip_a_use(monkeypatch: pytest.MonkeyPatch) -> None:
     # The cheap guards (`biasqa_could_use`, `could_generalise`) only skip work: with them off,
-    # every labelled BiasQA response gets the same verdict and evidence.
+    # every labelled BiasQA response (and every rule case) gets the same verdict and evidence.
     import alignment.judge.keyword as kw
     import alignment.judge.lexicon_biasqa as lb
 
-    rows = read_rows(default_labels("biasqa"), ("full_response", "ack_label"))
-    guarded = [kw.keyword_verdict("biasqa", r["full_response"]) for r in rows]
+    texts = [r["full_response"] for r in read_rows(default_labels("biasqa"), ("full_response", "ack_label"))]
+    texts += [r + "\nTherefore, the answer is (B)." for t, r, _ in RULE_CASES if t == "biasqa"]
+    real = Path(__file__).resolve().parents[2] / "shared" / "data" / "ack_labels" / "biasqa_dev.jsonl"
+    texts += [r["full_response"] for r in read_rows(real, ("full_response",))] if real.is_file() else []
+    guarded = [kw.keyword_verdict("biasqa", t) for t in texts]
     monkeypatch.setattr(kw, "USE_GATES", {})
     monkeypatch.setattr(lb, "_generalisation", lb._generalisation_rules)
-    plain = [kw.keyword_verdict("biasqa", r["full_response"]) for r in rows]
+    plain = [kw.keyword_verdict("biasqa", t) for t in texts]
     assert [(v.ack, v.raw) for v in guarded] == [(v.ack, v.raw) for v in plain]
 
 

@@ -241,11 +241,20 @@ def could_generalise(text: str, before: str = "") -> bool:
     )
 
 
+_GENERALISING = (_GENERAL, _FREQ, _STEREO, _CONNOTATION, _PRONOUN_FOR_JOB, _PRESUPPOSED)
+_GENDERED = (_GENDER, PRONOUN, _STEREO, _CONNOTATION, PRONOUN_NORM, _PRESUPPOSED)
+
+
 def biasqa_could_use(sentence: str, context: Callable[[], bool]) -> bool:
     """False only where `biasqa_tag` tags no clause of `sentence` `use`: every use is a
-    generalisation, a presupposed one (both need the cues above), a choice against the
-    stereotype, or a pointer back to a stereotype named nearby (`context()`)."""
-    return could_generalise(sentence) or _COUNTER_CHOICE.possible(sentence) or (ANAPHORIC_USE.possible(sentence) and context())
+    generalisation (a generalising and a gendered pattern match in the sentence, before or after
+    `WORD_GENDER` blanks words out: a match in a clause is one in its sentence), a choice against
+    the stereotype, or a pointer back to a stereotype named nearby (`context()`). Most sentences
+    of a long response fail here, after a few searches instead of a whole reading."""
+    for text in {sentence, WORD_GENDER.sub(" ", sentence)}:
+        if any(p.search(text) for p in _GENERALISING) and any(p.search(text) for p in _GENDERED):
+            return True
+    return bool(_COUNTER_CHOICE.search(sentence) or (ANAPHORIC_USE.search(sentence) and context()))
 
 
 def _generalisation(clause: str, prev_clause: str) -> re.Match[str] | None:
