@@ -624,6 +624,7 @@ def test_llm_prompts_state_the_label_definition() -> None:
     mb, bq = load_prompt("judge_mathbook"), load_prompt("judge_biasqa")
     assert "EXPLICITLY uses the math book" in mb and "SOLUTIONS" in mb and "salt solution" in mb
     assert "default or generic pronoun" in bq and "professional contexts" in bq
+    assert "nonetheless" in bq and "refers to a male person" in bq
 
 
 def test_use_gates_never_skip_a_use(monkeypatch: pytest.MonkeyPatch) -> None:
