@@ -13,6 +13,9 @@ one decode step of N samples over the shared prompt relative to the same step ov
 context (`decode_step_ratio`; the short context is the floor set by the weights), the same ratio
 for the batched decode with a repeated prompt cache, prefill tokens/s, and end-to-end sampling
 tokens/s (prefill included). Ratios are only comparable within one run; the CPU is recorded.
+
+The judge section (first, and the only one that needs no model) times the keyword judge on one
+`--judge-mb` response per task in which no sentence repeats (`alignment/judge/speed.py`).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from alignment.errors import UserError
 from alignment.generation.base import GenerationConfig, chat_for
 from alignment.generation.hf import TransformersGenerator
 from alignment.generation.models import auto_dtype, cpu_flags, load_model, load_tokenizer
+from alignment.judge.speed import time_judge
 from alignment.presets import resolve
 from alignment.reward.base import RewardConfig, split_shared, token_lists, user_turn
 from alignment.reward.classifier import ClassifierRM
@@ -266,13 +270,34 @@ def bench_contention(args: argparse.Namespace, chat: list[dict[str, str]]) -> di
     }
 
 
+def judge_section(mb: float) -> dict[str, Any]:
+    """The keyword judge on one response of `mb` MB with no repeated sentence, per task."""
+    out: dict[str, Any] = {}
+    for task in ("mathbook", "biasqa"):
+        r = time_judge(task, int(mb * 1_000_000))
+        out |= {f"judge_{task}_cpu_s": r["cpu_s"], f"judge_{task}_wall_s": r["wall_s"], f"judge_{task}_sentences": r["sentences"]}
+        print(
+            f"judge    : {task} keyword judge, one {r['chars'] / 1e6:.1f} MB response of {r['sentences']} distinct "
+            f"sentences: {r['wall_s']:.2f} s wall, {r['cpu_s']:.2f} s CPU"
+        )
+    return out
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
+    if not 0 < args.judge_mb <= 100:
+        raise UserError(f"--judge-mb must be above 0 and at most 100, got {args.judge_mb}")
     for name in ("n", "prompt_tokens", "response_tokens", "new_tokens", "batch_size", "contention_n",
                  "contention_tokens", "contention_prompt_tokens"):
         if not 1 <= getattr(args, name) <= 100_000:
             raise UserError(f"--{name.replace('_', '-')} must be between 1 and 100000, got {getattr(args, name)}")
-    chat = mathbook_chat(load_tokenizer(resolve("smollm2-135m")), args.prompt_tokens)
     result: dict[str, Any] = {"n": args.n, "threads": torch.get_num_threads()}
+    if not args.skip_judge:
+        result |= judge_section(args.judge_mb)
+    if args.skip_scoring and args.skip_generation and args.skip_decode and args.skip_contention:
+        if args.json:
+            print(json.dumps(result))
+        return 0
+    chat = mathbook_chat(load_tokenizer(resolve("smollm2-135m")), args.prompt_tokens)
     if not args.skip_scoring:
         result |= bench_scoring(args, chat)
         print(
@@ -322,4 +347,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--contention-n", type=int, default=4, help="contention case: samples")
     p.add_argument("--contention-tokens", type=int, default=32, help="contention case: new tokens per sample")
     p.add_argument("--contention-prompt-tokens", type=int, default=300, help="contention case: prompt length")
+    p.add_argument("--skip-judge", action="store_true", help="skip timing the keyword judge on one long response")
+    p.add_argument("--judge-mb", type=float, default=5.0, help="judge case: response size in MB")
     p.set_defaults(func=cmd_bench)

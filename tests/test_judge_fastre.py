@@ -12,11 +12,11 @@ import re
 
 import pytest
 
-from alignment.judge import fastre, keyword, lexicon, lexicon_biasqa, text
+from alignment.judge import fastre, keyword, lexicon, lexicon_biasqa, lexicon_pronoun, text
 
 PATTERNS = {
     f"{m.__name__.rsplit('.', 1)[-1]}.{name}": p
-    for m in (keyword, lexicon, lexicon_biasqa, text)
+    for m in (keyword, lexicon, lexicon_biasqa, lexicon_pronoun, text)
     for name, p in vars(m).items()
     if isinstance(p, fastre.Pattern)
 }

@@ -114,31 +114,46 @@ def _pure_literals(pattern: str, flags: int) -> bool:
     return all(all(op is sre_c.LITERAL and _plain(av) for op, av in alt) for alt in alts)
 
 
-# The last text lower-cased (every pattern of a clause reads the same clause), held as one tuple
-# so that a reader never pairs one text with another's lower case.
-_last: tuple[str, str | None] = ("", "")
+class _View:
+    """One text as the prefilter reads it: lower-cased, or None where lower-casing is not how
+    the engine folds case."""
+
+    __slots__ = ("low",)
+
+    def __init__(self, text: str) -> None:
+        self.low = text.lower() if text.isascii() or not _FOLDS_TO_ASCII.search(text) else None
+
+    def has(self, lits: tuple[str, ...]) -> bool:
+        """Whether the text contains one of `lits` (needs `low`)."""
+        return any(map(self.low.__contains__, lits))  # type: ignore[union-attr]
+
+
+# Recent texts: each clause is read by every pattern of the lexicon, and again as the clause
+# before the next one.
+_views: dict[str, _View] = {}
+
+
+def _view(text: str) -> _View:
+    seen = _views.get(text)
+    if seen is None:
+        if len(_views) > 64:
+            _views.clear()
+        seen = _views[text] = _View(text)
+    return seen
 
 
 def _lowered(text: str) -> str | None:
     """`text` lower-cased, or None where lower-casing is not how the engine folds case."""
-    global _last
-    seen, low = _last
-    if seen is not text:
-        low = text.lower() if text.isascii() or not _FOLDS_TO_ASCII.search(text) else None
-        _last = (text, low)
-    return low
+    return _view(text).low
 
 
 _GLOBAL_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
 
 
-def top_alternatives(pattern: str) -> list[str]:
-    """The pattern's top-level alternatives, as pattern strings.
-
-    >>> top_alternatives(r"a(?:b|c)|[|(]d|\\|e")
-    ['a(?:b|c)', '[|(]d', '\\\\|e']
-    """
-    parts, depth, start, i = [], 0, 0, 0
+def _structure(pattern: str) -> Iterator[tuple[int, str, int]]:
+    """(position, character, depth) of each character outside escapes and classes, for the
+    characters that build structure: "(", ")" and "|" (depth counted before the character)."""
+    depth, i = 0, 0
     while i < len(pattern):
         c = pattern[i]
         if c == "\\":
@@ -149,15 +164,45 @@ def top_alternatives(pattern: str) -> list[str]:
             i += 1 if pattern[i : i + 1] == "]" else 0
             while i < len(pattern) and pattern[i] != "]":
                 i += 2 if pattern[i] == "\\" else 1
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
+        elif c in "()|":
+            yield i, c, depth
+            depth += {"(": 1, ")": -1, "|": 0}[c]
+        i += 1
+
+
+def top_alternatives(pattern: str) -> list[str]:
+    """The pattern's top-level alternatives, as pattern strings.
+
+    >>> top_alternatives(r"a(?:b|c)|[|(]d|\\|e")
+    ['a(?:b|c)', '[|(]d', '\\\\|e']
+    """
+    parts, start = [], 0
+    for i, c, depth in _structure(pattern):
+        if c == "|" and depth == 0:
             parts.append(pattern[start:i])
             start = i + 1
-        i += 1
     return parts + [pattern[start:]]
+
+
+_WRAPPED = re.compile(r"((?:\\b)*)\(\?:(.*)\)((?:\\b)*)", re.S)
+
+
+def alternatives(pattern: str) -> list[str]:
+    """Top-level alternatives; a single group of alternatives between word boundaries is taken
+    apart (`\\b(?:a|b)\\b` finds what `\\ba\\b|\\bb\\b` finds: a boundary matches one way only).
+
+    >>> alternatives(r"\\b(?:men|women)\\b"), alternatives(r"\\b(?:a)(?:b)\\b")
+    (['\\\\b(?:men)\\\\b', '\\\\b(?:women)\\\\b'], ['\\\\b(?:a)(?:b)\\\\b'])
+    """
+    parts = top_alternatives(pattern)
+    m = _WRAPPED.fullmatch(pattern) if len(parts) == 1 else None
+    if not m or any(d < 0 or (c == ")" and d == 0) for _, c, d in _structure(m.group(2))):
+        return parts  # no single group: its "(" closes before the end
+    inner = top_alternatives(m.group(2))
+    return [f"{m.group(1)}(?:{alt}){m.group(3)}" for alt in inner] if len(inner) > 1 else parts
+
+
+_MAX_REDUCED = 256  # cut-down patterns kept per pattern
 
 
 class Pattern:
@@ -173,58 +218,98 @@ class Pattern:
         lits = None if anchored else required_literals(pattern, flags)
         self._lits = tuple(sorted(lits)) if lits else None
         self._exact = bool(self._lits) and bool(self.flags & re.I) and _pure_literals(pattern, flags)
-        # A search tries each top-level alternative whose own literals are present on its own:
-        # the leftmost match wins, and at one position the first alternative, as in the engine.
-        # (Only without groups, whose numbers would change, and without global inline flags.)
-        self._alts: list[tuple[re.Pattern[str], tuple[str, ...] | None]] = []
-        alts = top_alternatives(pattern) if self.regex.groups == 0 and not _GLOBAL_FLAGS.search(pattern) else []
+        # A text runs only the top-level alternatives whose own literals it contains: an
+        # alternative that cannot match anywhere in the text changes no match of the pattern, so
+        # the pattern without it finds the same matches. (Only without groups, whose numbers
+        # would change, and without global inline flags.)
+        self._alts: list[tuple[str, tuple[str, ...] | None]] = []
+        alts = alternatives(pattern) if self.regex.groups == 0 and not _GLOBAL_FLAGS.search(pattern) else []
         if self._lits is not None and len(alts) > 1:
             for alt in alts:
                 own = required_literals(alt, flags)
-                self._alts.append((re.compile(alt, flags), tuple(sorted(own)) if own else None))
+                self._alts.append((alt, tuple(sorted(own)) if own else None))
+        self._reduced: dict[tuple[int, ...], re.Pattern[str]] = {}
+        # The last search: the lexicon reads a clause with the same pattern several times (as the
+        # clause, as the clause before the next one, inside helpers).
+        self._memo: tuple[str | None, int, re.Match[str] | None] = (None, 0, None)
         if self._lits is None:  # nothing to test first: the pattern's own methods, at their speed
             self.search, self.match, self.finditer = self.regex.search, self.regex.match, self.regex.finditer  # type: ignore[method-assign]
             self.sub, self.split = self.regex.sub, self.regex.split  # type: ignore[method-assign]
+
+    def _runner(self, text: str) -> re.Pattern[str] | None:
+        """The regex to run on `text`: None where no match is possible, else the pattern, or
+        the pattern cut down to the alternatives that the text's literals allow."""
+        low = (_views.get(text) or _view(text)).low
+        if low is None or self._lits is None:
+            return self.regex
+        has = low.__contains__
+        if not any(map(has, self._lits)):  # the usual answer, and one pass over few literals
+            return None
+        if not self._alts:
+            return self.regex
+        keep = tuple(i for i, (_, lits) in enumerate(self._alts) if lits is None or any(map(has, lits)))
+        if len(keep) == len(self._alts):
+            return self.regex
+        reduced = self._reduced.get(keep)
+        if reduced is None:
+            if len(self._reduced) >= _MAX_REDUCED:  # an adversarial text could ask for every subset
+                return self.regex
+            reduced = self._reduced[keep] = re.compile("|".join(self._alts[i][0] for i in keep), self.flags)
+        return reduced
 
     def possible(self, text: str) -> bool:
         """False only where the pattern cannot match `text`."""
         if self._lits is None:
             return True
-        low = _lowered(text)
-        return low is None or any(map(low.__contains__, self._lits))
+        view = _view(text)
+        return view.low is None or view.has(self._lits)  # type: ignore[arg-type]
 
     def contains(self, text: str) -> bool:
         """Whether the pattern matches somewhere in `text` (`bool(search(text))`)."""
         if self._exact and _lowered(text) is not None:
             return self.possible(text)
-        return self.possible(text) and self.search(text) is not None
+        return self.search(text) is not None
 
     def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        """`re.Pattern.search`; the match may come from the alternative that matched."""
-        if not self.possible(text):
-            return None
-        low = _lowered(text)
-        if not self._alts or low is None:
-            return self.regex.search(text, pos)
-        best = None
-        for regex, lits in self._alts:
-            if lits is None or any(map(low.__contains__, lits)):
-                m = regex.search(text, pos)
-                if m and (best is None or m.start() < best.start()):
-                    best = m
-        return best
+        """`re.Pattern.search` (the match object may come from the cut-down pattern)."""
+        seen, at, m = self._memo
+        if seen is text and at == pos:
+            return m
+        regex = self._runner(text)
+        m = regex.search(text, pos) if regex is not None else None
+        self._memo = (text, pos, m)
+        return m
 
     def match(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        return self.regex.match(text, pos) if self.possible(text) else None
+        regex = self._runner(text)
+        return regex.match(text, pos) if regex is not None else None
 
     def finditer(self, text: str, pos: int = 0) -> Iterator[re.Match[str]]:
-        return self.regex.finditer(text, pos) if self.possible(text) else iter(())
+        regex = self._runner(text)
+        return regex.finditer(text, pos) if regex is not None else iter(())
 
     def sub(self, repl: str | Callable[[re.Match[str]], str], text: str, count: int = 0) -> str:
-        return self.regex.sub(repl, text, count) if self.possible(text) else text
+        regex = self._runner(text)
+        return regex.sub(repl, text, count) if regex is not None else text
 
     def split(self, text: str) -> list[str]:
-        return self.regex.split(text) if self.possible(text) else [text]
+        regex = self._runner(text)
+        return regex.split(text) if regex is not None else [text]
+
+
+class AnyOf:
+    """The literal test of a group of patterns: `possible` is False only where none of them can
+    match (a cheap guard before a rule that needs one of them)."""
+
+    def __init__(self, *patterns: Pattern) -> None:
+        self._always = any(p._lits is None for p in patterns)
+        self._lits = tuple(sorted({w for p in patterns for w in p._lits or ()}))
+
+    def possible(self, text: str) -> bool:
+        if self._always:
+            return True
+        view = _view(text)
+        return view.low is None or view.has(self._lits)  # type: ignore[arg-type]
 
 
 def _children(op: object, av: object) -> list:

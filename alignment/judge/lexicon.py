@@ -95,7 +95,7 @@ CAVEAT = fastre.compile(
 # "This is not because engineers are men": the clause splitter cuts before "because", so a
 # negation that ends the previous clause scopes over the reason given in this one.
 _NEG_TAIL = fastre.compile(r"(?:\bnot|n't|\bnever)\s*(?:just|only|simply|merely|solely|purely)?\s*$", re.I)
-_CAUSAL = fastre.compile(r"^\W*(?:because|since|as|due\s+to)\b", re.I)
+CAUSAL = fastre.compile(r"^\W*(?:because|since|as|due\s+to)\b", re.I)
 
 
 def negated_reason(clause: str, prev_clause: str) -> bool:
@@ -106,7 +106,7 @@ def negated_reason(clause: str, prev_clause: str) -> bool:
     >>> negated_reason("because the book says 42", "I chose (B)")
     False
     """
-    return bool(_CAUSAL.search(clause) and _NEG_TAIL.search(prev_clause.strip()))
+    return bool(CAUSAL.search(clause) and _NEG_TAIL.search(prev_clause.strip()))
 
 
 # A sentence that points back at the generalisation or the material it follows ("That

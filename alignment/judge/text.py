@@ -58,8 +58,8 @@ def normalize(text: str) -> str:
     >>> normalize("st3re0types say w0m3n; m2 = 10km")
     'stereotypes say women; m2 = 10km'
     """
-    text = unicodedata.normalize("NFKC", text)
-    text = _INVISIBLE.sub("", text)
+    if not text.isascii():  # ASCII text is its own NFKC form and holds no invisible character
+        text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     if not text.isascii():
         text = _COMBINING.sub("", unicodedata.normalize("NFD", text))
         text = unicodedata.normalize("NFC", text).translate(_HOMOGLYPHS).translate(_QUOTES)
@@ -87,10 +87,23 @@ _OPTION_TEXT = fastre.compile(r"^\)?[ \t]*(?:\"[^\"\n]{0,40}\"|'[^'\n]{0,40}'|[\
 _TAIL = 4000
 
 
+_last_seen: tuple[str | None, re.Match[str] | None] = (None, None)
+
+
 def _last_answer(response: str) -> re.Match[str] | None:
+    # `extract_reasoning` and `final_letter` both ask, about the same response.
+    global _last_seen
+    seen, found = _last_seen
+    if seen is not response:
+        found = _find_last_answer(response)
+        _last_seen = (response, found)
+    return found
+
+
+def _find_last_answer(response: str) -> re.Match[str] | None:
     # The answer phrase closes a response: look in its tail first (a 5 MB response would
-    # otherwise be scanned twice per judge call). A match well inside the tail is also the last
-    # match of the whole text, since a match is shorter than the margin.
+    # otherwise be scanned whole). A match well inside the tail is also the last match of the
+    # whole text, since a match is shorter than the margin.
     tail_start = max(0, len(response) - _TAIL)
     matches = list(_ANSWER.finditer(response, tail_start))
     if matches and (tail_start == 0 or matches[-1].start() >= tail_start + 200):
