@@ -171,7 +171,14 @@ def test_shipped_experiment_configs_load(path: Path) -> None:
     assert is_experiment(path)
     surface = load_experiment(path, ["reasonbench.learners=[majority,tfidf]"])  # no SFT module needed
     assert from_dict(ExperimentRunConfig, to_dict(surface)) == surface  # loads back unchanged
-    assert surface.name == path.stem and surface.reasonbench.cardinality
+    assert surface.name == path.stem
+    rb = surface.reasonbench
+    if path.stem == "reasonbench_embedded":
+        # Sized for 40 minutes on two cores: capped data, two seeds, no cardinality regime.
+        assert rb.max_train_cases > 0 and rb.max_eval_cases > 0 and len(rb.seeds) >= 2 and not rb.cardinality
+        assert {"direct_receipt", "cube"} <= set(rb.targets)
+    else:  # the GPU presets run the paper's design in full
+        assert rb.cardinality and len(rb.seeds) == 5 and rb.max_train_cases == 0 and rb.max_eval_cases == 0
     if "sft" in yaml.safe_load(path.read_text())["reasonbench"]["learners"]:
         pytest.importorskip("alignment.reasonbench.sft")  # rbsft's module (issue 17)
         cfg = load_experiment(path)
