@@ -36,6 +36,17 @@ def file_hash(paths: Path | Iterable[Path], n: int = 16) -> str:
     return digest.hexdigest()[:n]
 
 
+def folder_digest(base: Path) -> str:
+    """Cheap identity of a model folder: names, sizes and the config text (not the weights' bytes)."""
+    h = hashlib.sha256()
+    for p in sorted(base.iterdir()):
+        if p.is_file():
+            h.update(f"{p.name}:{p.stat().st_size}".encode())
+            if p.suffix in (".json", ".jinja"):
+                h.update(p.read_bytes())
+    return h.hexdigest()[:16]
+
+
 @contextlib.contextmanager
 def atomic_dir(target: Path) -> Iterator[Path]:
     """Yield an empty temporary folder beside `target`; on success it replaces `target` whole.

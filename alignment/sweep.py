@@ -30,12 +30,12 @@ work cost) and prints how many seeds hold.
 from __future__ import annotations
 
 import argparse
-import platform
 from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
+from alignment.bench import cpu_name
 from alignment.errors import UserError
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, locked_run, run_all
@@ -119,16 +119,6 @@ def headline(run: Path) -> list[Criterion]:
 
 def seed_config(path: str, overrides: list[str], seed: int) -> RunConfig:
     return load_config(path, [*overrides, *(f"{k}={seed}" for k in SEEDED)])
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def headline_holds(df: pd.DataFrame) -> pd.Series:

@@ -11,7 +11,6 @@ written under a temporary name and renamed into place, so a killed run leaves no
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import time
@@ -19,7 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from alignment.cache import atomic_dir
+from alignment.cache import atomic_dir, folder_digest
 from alignment.config import config_hash
 from alignment.organism.data import preference_pairs, sft_examples
 from alignment.reward.base import user_turn
@@ -51,17 +50,6 @@ class Recipe:
     seed: int = 0
 
 
-def _files_digest(base: Path) -> str:
-    """Cheap identity of a model folder: names, sizes and the config text (not the weights' bytes)."""
-    h = hashlib.sha256()
-    for p in sorted(base.iterdir()):
-        if p.is_file():
-            h.update(f"{p.name}:{p.stat().st_size}".encode())
-            if p.suffix in (".json", ".jinja"):
-                h.update(p.read_bytes())
-    return h.hexdigest()[:16]
-
-
 def training_data(recipe: Recipe) -> list[dict[str, Any]]:
     if recipe.kind == "policy":
         return sft_examples(recipe.mathbook, recipe.biasqa, recipe.seed, recipe.admit_share, recipe.cf_share)
@@ -75,7 +63,7 @@ ONLY_FOR = {"admit_share": "policy", "cf_share": "policy", "per_book": "reward",
 
 def content_hash(recipe: Recipe, base: Path, data: list[dict[str, Any]]) -> str:
     fields = {k: v for k, v in asdict(recipe).items() if ONLY_FOR.get(k, recipe.kind) == recipe.kind}
-    return config_hash({"v": RECIPE_VERSION, "recipe": fields, "base": _files_digest(base), "data": data})
+    return config_hash({"v": RECIPE_VERSION, "recipe": fields, "base": folder_digest(base), "data": data})
 
 
 def lora_config(recipe: Recipe, n_layers: int, task_type: str) -> Any:

@@ -29,12 +29,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from alignment.cache import atomic_dir, keyed_dir
+from alignment.cache import atomic_dir, folder_digest, keyed_dir
 from alignment.config import check, check_device, config_hash, doc
 from alignment.console import detail, quiet_trainer
 from alignment.errors import UserError
 from alignment.generation.models import load_model, load_tokenizer, pick_device, resolve_dtype
-from alignment.organism.train import _files_digest  # the project's one identity of a model folder
 from alignment.presets import resolve
 
 VERSION = 1  # bump when code changes what a recipe trains
@@ -151,7 +150,7 @@ def recipe_key(cfg: SFTConfig, path: str, prompts: list[str], completions: list[
     """What the adapter depends on: code version, recipe, base model (files if local), data, seed."""
     recipe = {k: v for k, v in asdict(cfg).items() if k not in NOT_IN_KEY}
     recipe["dtype"] = resolve_dtype(cfg.dtype, cfg.device)[0]  # auto differs between machines
-    base = _files_digest(Path(path)) if Path(path).is_dir() else path
+    base = folder_digest(Path(path)) if Path(path).is_dir() else path
     return config_hash({"v": VERSION, "recipe": recipe, "base": base, "seed": seed,
                         "data": config_hash([prompts, completions])})
 
