@@ -35,6 +35,7 @@ import numpy as np
 import torch
 
 import alignment.generation.shared_prefix as sp
+from alignment import threads
 from alignment.errors import UserError
 from alignment.generation.base import GenerationConfig, chat_for
 from alignment.generation.hf import TransformersGenerator
@@ -260,8 +261,11 @@ def bench_contention(args: argparse.Namespace, chat: list[dict[str, str]]) -> di
     finally:
         other.kill()
         other.wait()
+    gov = threads.governor()
     return {
-        "contention_threads": torch.get_num_threads(),
+        "contention_threads": gov.ceiling if gov else torch.get_num_threads(),
+        "contention_governed": gov is not None,
+        "contention_threads_busy": torch.get_num_threads(),  # where the governor left them
         "contention_cores": os.cpu_count(),
         "contention_idle_s": t_idle,
         "contention_busy_s": t_busy,
@@ -322,7 +326,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         print(
             f"contention: {args.contention_tokens} new tokens x {args.contention_n}: idle {result['contention_idle_s']:.2f} s, next to one busy "
             f"process {result['contention_busy_s']:.2f} s, slowdown {result['contention_slowdown']:.2f}x "
-            f"({result['contention_threads']} torch threads, {result['contention_cores']} cores)"
+            f"({result['contention_threads']} torch threads, {result['contention_cores']} cores; "
+            + (f"governed: {result['contention_threads_busy']} while busy)" if result["contention_governed"]
+               else "pinned by --threads / OMP_NUM_THREADS)")
         )
     if args.json:
         print(json.dumps(result))

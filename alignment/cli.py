@@ -6,8 +6,9 @@ does an argparse usage error. Anything else is a bug: one line naming a log file
 traceback, exit 1.
 
 Threads: `--threads N` sets torch's intra-op threads; without it `OMP_NUM_THREADS` is respected,
-else min(cores, 4). Two processes that each spin several OpenMP threads on a small machine slow
-each other down far more than their share (`alignment bench` measures the contention case).
+else min(cores, 4) and, because neither pinned them, `alignment.threads` lowers them while other
+processes keep cores busy: OpenMP threads spin-waiting for a parked core slow a run far more
+than its fair share (`alignment bench` measures the contention case).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 import traceback
 from typing import NoReturn
 
+from alignment import threads
 from alignment.errors import UserError
 from alignment.version import __version__
 
@@ -77,6 +79,16 @@ def choose_threads(flag: int | None, env: dict[str, str] | os._Environ[str] = os
     return max(1, min(cores or os.cpu_count() or 1, MAX_DEFAULT_THREADS))
 
 
+def pinned(flag: int | None, env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    """Whether the user fixed the thread count (`--threads` or a valid `OMP_NUM_THREADS`).
+
+    >>> pinned(None, {}), pinned(2, {}), pinned(None, {"OMP_NUM_THREADS": "1"}), pinned(None, {"OMP_NUM_THREADS": "0"})
+    (False, True, True, False)
+    """
+    raw = env.get("OMP_NUM_THREADS", "").strip()
+    return flag is not None or (raw.isdigit() and int(raw) >= 1)
+
+
 def set_threads(n: int) -> None:
     os.environ.setdefault("OMP_NUM_THREADS", str(n))  # for libraries initialised later
     if "torch" in sys.modules:
@@ -118,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # --help, --version and usage errors print their own text
         return int(e.code or 0) if isinstance(e.code, int) or e.code is None else 2
     try:
-        set_threads(choose_threads(args.threads))
+        n, fixed = choose_threads(args.threads), pinned(args.threads)
+        set_threads(n)
+        threads.govern(None if fixed else n)  # unpinned threads give way to busy neighbours
         code = args.func(args)
     except UserError as e:
         print(f"alignment: error: {_one_line(e)}", file=sys.stderr)

@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from alignment import threads
+
 LOG = logging.getLogger("alignment")
 _state = {"active": False, "verbose": False, "quiet": False}
 
@@ -103,6 +105,9 @@ def quiet_trainer(trainer: Any, quiet: bool | None = None) -> Any:
     from transformers.trainer_callback import PrinterCallback, ProgressCallback, TrainerCallback
 
     class LogCallback(TrainerCallback):
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            threads.tick()
+
         def on_log(self, args: Any, state: Any, control: Any, logs: dict | None = None, **kw: Any) -> None:
             if state.is_local_process_zero and logs:
                 LOG.info("trainer step %s: %s", state.global_step, logs)

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 import alignment.generation.shared_prefix as sp
+from alignment import threads
 from alignment.generation.base import GENERATORS, Chat, GenerationConfig
 from alignment.generation.models import load_model, load_tokenizer, resolve_dtype
 from alignment.presets import resolve
@@ -170,6 +171,7 @@ class TransformersGenerator:
         stop = torch.tensor(sorted(self.stop))
         new: list[torch.Tensor] = []
         for step in range(cfg.max_new_tokens):
+            threads.tick()
             logits = logits.float().cpu()
             nxt = logits.argmax(-1) if greedy else top_p_sample(logits, cfg.temperature, cfg.top_p, gens)
             nxt = nxt.masked_fill(done, tok.pad_token_id)

@@ -29,6 +29,8 @@ from typing import Any
 
 import torch
 
+from alignment import threads
+
 SUPPORTED = ("llama",)
 
 
@@ -175,6 +177,7 @@ def decode(
     logits = torch.stack([prefixes[row_prompt[r]].logits for r in order])
     active, out = order, [[] for _ in row_prompt]
     for n in range(max_new_tokens):
+        threads.tick()
         tokens = pick(logits.float().cpu(), active)
         alive = []
         for j, (r, tok) in enumerate(zip(active, tokens.tolist(), strict=True)):

@@ -25,6 +25,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import torch
 
+from alignment import threads
 from alignment.config import check, check_device, doc
 from alignment.generation.base import Chat
 from alignment.registry import Registry
@@ -232,6 +233,7 @@ def score_texts(
     shared: Callable[[SharedSplit], np.ndarray] | None,
 ) -> np.ndarray:
     """The shared-prefix path when enabled and applicable, else `naive(texts)`; (responses, suffixes)."""
+    threads.tick()
     k = len(texts) // n_responses
     if cfg.shared_prefix and shared is not None and n_responses:
         seqs = token_lists(texts, tokenizer)
