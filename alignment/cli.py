@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"alignment {__version__}")
     parser.add_argument("--threads", type=int, default=None, metavar="N",
-                        help="torch CPU threads (default: $OMP_NUM_THREADS, else min(cores, 4))")  # fmt: skip
+                        help="torch CPU threads (default: $OMP_NUM_THREADS, else min(cores, 4), lowered while other processes keep cores busy)")  # fmt: skip
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
     sub.required = True
     for name in COMMANDS:
