@@ -35,7 +35,7 @@ import numpy as np
 import torch
 
 import alignment.generation.shared_prefix as sp
-from alignment import threads
+import alignment.threads as threads
 from alignment.errors import UserError
 from alignment.generation.base import GenerationConfig, chat_for
 from alignment.generation.hf import TransformersGenerator

@@ -22,7 +22,7 @@ import time
 import traceback
 from typing import NoReturn
 
-from alignment import threads
+import alignment.threads as threads
 from alignment.errors import UserError
 from alignment.version import __version__
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from alignment import threads
+import alignment.threads as threads
 
 LOG = logging.getLogger("alignment")
 _state = {"active": False, "verbose": False, "quiet": False}

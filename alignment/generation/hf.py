@@ -25,7 +25,7 @@ from typing import Any
 import torch
 
 import alignment.generation.shared_prefix as sp
-from alignment import threads
+import alignment.threads as threads
 from alignment.generation.base import GENERATORS, Chat, GenerationConfig
 from alignment.generation.models import load_model, load_tokenizer, resolve_dtype
 from alignment.presets import resolve

@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from alignment import threads
+import alignment.threads as threads
 
 SUPPORTED = ("llama",)
 
