@@ -34,7 +34,6 @@ COMMANDS = [
     "alignment.compare",
     "alignment.sweep",
 ]
-MAX_DEFAULT_THREADS = 4
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -59,43 +58,6 @@ def build_parser() -> argparse.ArgumentParser:
     for name in COMMANDS:
         importlib.import_module(name).register(sub)
     return parser
-
-
-def choose_threads(flag: int | None, env: dict[str, str] | os._Environ[str] = os.environ, cores: int | None = None) -> int:
-    """`--threads`, else a valid `OMP_NUM_THREADS`, else min(cores, 4).
-
-    >>> choose_threads(3, {}), choose_threads(None, {"OMP_NUM_THREADS": "2"}), choose_threads(None, {}, 16)
-    (3, 2, 4)
-    >>> choose_threads(None, {"OMP_NUM_THREADS": "lots"}, 2)
-    2
-    """
-    if flag is not None:
-        if not 1 <= flag <= 1024:
-            raise UserError(f"--threads must be between 1 and 1024, got {flag}")
-        return flag
-    raw = env.get("OMP_NUM_THREADS", "").strip()
-    if raw.isdigit() and int(raw) >= 1:
-        return int(raw)
-    return max(1, min(cores or os.cpu_count() or 1, MAX_DEFAULT_THREADS))
-
-
-def pinned(flag: int | None, env: dict[str, str] | os._Environ[str] = os.environ) -> bool:
-    """Whether the user fixed the thread count (`--threads` or a valid `OMP_NUM_THREADS`).
-
-    >>> pinned(None, {}), pinned(2, {}), pinned(None, {"OMP_NUM_THREADS": "1"}), pinned(None, {"OMP_NUM_THREADS": "0"})
-    (False, True, True, False)
-    """
-    raw = env.get("OMP_NUM_THREADS", "").strip()
-    return flag is not None or (raw.isdigit() and int(raw) >= 1)
-
-
-def set_threads(n: int) -> None:
-    os.environ.setdefault("OMP_NUM_THREADS", str(n))  # for libraries initialised later
-    if "torch" in sys.modules:
-        import torch
-
-        if torch.get_num_threads() != n:
-            torch.set_num_threads(n)
 
 
 def crash_log(exc: BaseException) -> str:
@@ -130,9 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # --help, --version and usage errors print their own text
         return int(e.code or 0) if isinstance(e.code, int) or e.code is None else 2
     try:
-        n, fixed = choose_threads(args.threads), pinned(args.threads)
-        set_threads(n)
-        threads.govern(None if fixed else n)  # unpinned threads give way to busy neighbours
+        threads.configure(args.threads)
         code = args.func(args)
     except UserError as e:
         print(f"alignment: error: {_one_line(e)}", file=sys.stderr)

@@ -17,11 +17,65 @@ missing (not Linux) the governor stays off.
 from __future__ import annotations
 
 import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from alignment.errors import UserError
+
 STAT = Path("/proc/stat")
+MAX_DEFAULT_THREADS = 4
+
+
+def env_threads(env: Mapping[str, str]) -> int | None:
+    """A valid (positive integer) `OMP_NUM_THREADS`, else None.
+
+    >>> env_threads({"OMP_NUM_THREADS": " 2"}), env_threads({"OMP_NUM_THREADS": "0"}), env_threads({})
+    (2, None, None)
+    """
+    raw = env.get("OMP_NUM_THREADS", "").strip()
+    return int(raw) if raw.isdigit() and int(raw) >= 1 else None
+
+
+def choose_threads(flag: int | None, env: Mapping[str, str] = os.environ, cores: int | None = None) -> int:
+    """`--threads`, else a valid `OMP_NUM_THREADS`, else min(cores, 4).
+
+    >>> choose_threads(3, {}), choose_threads(None, {"OMP_NUM_THREADS": "2"}), choose_threads(None, {}, 16)
+    (3, 2, 4)
+    >>> choose_threads(None, {"OMP_NUM_THREADS": "lots"}, 2)
+    2
+    """
+    if flag is not None:
+        if not 1 <= flag <= 1024:
+            raise UserError(f"--threads must be between 1 and 1024, got {flag}")
+        return flag
+    return env_threads(env) or max(1, min(cores or os.cpu_count() or 1, MAX_DEFAULT_THREADS))
+
+
+def pinned(flag: int | None, env: Mapping[str, str] = os.environ) -> bool:
+    """Whether the user fixed the thread count (`--threads` or a valid `OMP_NUM_THREADS`).
+
+    >>> pinned(None, {}), pinned(2, {}), pinned(None, {"OMP_NUM_THREADS": "1"}), pinned(None, {"OMP_NUM_THREADS": "0"})
+    (False, True, True, False)
+    """
+    return flag is not None or env_threads(env) is not None
+
+
+def set_threads(n: int) -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", str(n))  # for libraries initialised later
+    if "torch" in sys.modules:
+        import torch
+
+        if torch.get_num_threads() != n:
+            torch.set_num_threads(n)
+
+
+def configure(flag: int | None) -> None:
+    """The CLI's thread setup: choose the count, set it, and govern it unless the user pinned it."""
+    n, fixed = choose_threads(flag), pinned(flag)  # before set_threads exports OMP_NUM_THREADS
+    set_threads(n)
+    govern(None if fixed else n)
 
 
 def machine_busy_seconds(path: Path = STAT) -> float | None:
@@ -74,7 +128,7 @@ class Governor:
         self._busy, self._own, self._clock = busy, own, clock
         self._apply = apply or _set_torch_threads
         self.threads = ceiling
-        self.changes = 0  # how often it moved (the bench reports it)
+        self.changes = 0  # how often it moved
         self._mark = self._sample()
 
     def _sample(self) -> tuple[float, float, float] | None:

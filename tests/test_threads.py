@@ -9,7 +9,7 @@ import time
 import pytest
 
 from alignment import threads
-from alignment.cli import main, pinned
+from alignment.cli import main
 
 
 class Machine:
@@ -58,7 +58,7 @@ def test_off_without_proc_stat():
 
 def test_pinned_threads_are_not_governed(monkeypatch):
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    assert not pinned(None) and pinned(1)
+    assert not threads.pinned(None) and threads.pinned(1)
     assert main(["--threads", "1", "config", "show", "configs/embedded_default.yaml"]) == 0
     assert threads.governor() is None
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)  # main() exported it for later libraries
