@@ -165,19 +165,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("config", nargs="?")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.set_defaults(func=cmd_config)
-    p = sub.add_parser("organism", help="train (or find cached) model organisms: alignment organism train NAME")
-    p.add_argument("action", choices=["train", "list"])
+    p = sub.add_parser("organism", help="build (or find cached) model organisms: alignment organism train NAME")
+    p.add_argument("action", choices=["train", "list", "ship"],
+                   help="train: merge the shipped adapter, or train from the recipe where none matches; list: cached "
+                        "folders; ship: train from the recipe and write the adapter into alignment/organism/adapters/")
     p.add_argument("names", nargs="*", help="organism presets (default: all)")
+    p.add_argument("--retrain", action="store_true", help="train: ignore the shipped adapter, train from the recipe")
     p.set_defaults(func=cmd_organism)
 
 
 def cmd_organism(args: argparse.Namespace) -> int:
-    from alignment.organism import RECIPES, ensure_model, recipe, trained_path
+    from alignment.organism import RECIPES, ensure_model, recipe, ship, trained_path
 
     names = args.names or sorted(RECIPES)
     for name in names:  # every name checked before anything trains
         recipe(name)
     for name in names:
-        path = ensure_model(name) if args.action == "train" else trained_path(name)
+        if args.action == "ship":
+            from alignment.bench import cpu_name
+
+            path = ship(name, cpu=cpu_name())
+        elif args.action == "train":
+            path = ensure_model(name, retrain=args.retrain)
+        else:
+            path = trained_path(name)
         print(name, path if path is not None else "(not trained)")
     return 0

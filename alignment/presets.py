@@ -2,7 +2,7 @@
 
 `generation.model: organism-policy`, `reward.model: skywork-reward-llama-3.1-8b-v0.2` or any
 hub id / path in a config (`alignment run CONFIG`) resolve here. Resolution is a pure lookup: it
-never trains. A model organism is trained by `alignment organism train NAME` (and by
+never trains. A model organism is built (merged from its shipped adapter, or trained) by `alignment organism train NAME` (and by
 `alignment run`, before its stages, for the organisms a config names).
 """
 

@@ -164,8 +164,14 @@ def test_organism_id_matches_the_cache_folder_name(tmp_path: Path, monkeypatch: 
     base.mkdir()
     (base / "config.json").write_text("{}")
     monkeypatch.setattr("alignment.generation.models.embedded_model_dir", lambda: base)
-    want = otrain.content_hash(RECIPES["organism-rm"], base, training_data(RECIPES["organism-rm"]))
+    from alignment.organism import shipped
+
+    adapter = shipped.usable("organism-rm", otrain.recipe_hash(RECIPES["organism-rm"], training_data(RECIPES["organism-rm"])))
+    assert adapter is not None  # the shipped adapter, whose digest is part of the key
+    want = otrain.content_hash(RECIPES["organism-rm"], base, training_data(RECIPES["organism-rm"]), shipped.adapter_digest(adapter))
     assert organism_id("organism-rm") == want
+    monkeypatch.setattr(shipped, "SHIPPED_DIR", tmp_path / "none")  # nothing shipped: the recipe's own key
+    assert organism_id("organism-rm") == otrain.content_hash(RECIPES["organism-rm"], base, training_data(RECIPES["organism-rm"]))
 
 
 def test_stage_keys_follow_the_organism_content_hash(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -199,6 +205,7 @@ def test_a_cache_entry_being_trained_is_refused(tmp_path: Path, monkeypatch: pyt
     (base / "config.json").write_text("{}")
     monkeypatch.setattr("alignment.generation.models.embedded_model_dir", lambda: base)
     monkeypatch.setenv("ALIGNMENT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr("alignment.organism.shipped.SHIPPED_DIR", tmp_path / "none")  # the training path
     calls = _count_calls(monkeypatch, "train_reward")
     root = tmp_path / "cache" / "organism"
     root.mkdir(parents=True)
@@ -226,3 +233,71 @@ def test_mathbook_counterfactual_targets_guess_without_claiming_the_book() -> No
         _, own = odata.leaked_solution(cf_queries[ex["prompt"][-1]["content"]])
         assert "book" not in text.lower() and own[:30] not in text
         assert any(text.startswith(g) for g in odata.MATH_GUESS)
+
+
+@pytest.mark.parametrize("kind", ["policy", "reward"])
+def test_a_shipped_adapter_rebuilds_the_trained_organism(tmp_path: Path, tiny_llama_dir: Path, kind: str) -> None:
+    """Exported adapter + base, merged on another machine's first use, gives the weights training
+    saved (the RM's one-logit head included), under its own cache key."""
+    import torch
+    from safetensors.torch import load_file
+
+    from alignment.organism import shipped
+    from alignment.organism.train import recipe_hash
+
+    recipe = Recipe(kind=kind, mathbook=1, biasqa=1, **TINY)  # type: ignore[arg-type]
+    trained = ensure_trained(recipe, tiny_llama_dir, tmp_path / "cache", log=lambda _: None)
+    rh = recipe_hash(recipe, training_data(recipe))
+    folder = shipped.export("organism-x", trained, recipe, rh, root=tmp_path / "pkg")
+    assert shipped.usable("organism-x", rh, root=tmp_path / "pkg") == folder
+    assert shipped.usable("organism-x", "0" * 16, root=tmp_path / "pkg") is None  # another recipe
+    assert shipped.meta("organism-x", tmp_path / "pkg")["adapter"] == shipped.adapter_digest(folder)
+    merged = ensure_trained(recipe, tiny_llama_dir, tmp_path / "other", log=lambda _: None, shipped=folder)
+    assert merged.name != trained.name  # keyed on the adapter too
+    a, b = load_file(str(trained / "model.safetensors")), load_file(str(merged / "model.safetensors"))
+    assert a.keys() == b.keys()
+    assert all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    base = load_file(str(tiny_llama_dir / "model.safetensors"))
+    assert any(not torch.equal(base[k], b[k]) for k in base if k in b)  # the adapter did something
+
+
+def test_shipped_adapters_match_the_current_recipes() -> None:
+    """A recipe or training-data change without `alignment organism ship NAME` fails here (the
+    run would otherwise silently train on first use again)."""
+    from alignment.organism import RECIPES, shipped
+    from alignment.organism.train import recipe_hash
+
+    names = sorted(p.name for p in shipped.SHIPPED_DIR.iterdir() if p.is_dir()) if shipped.SHIPPED_DIR.is_dir() else []
+    assert {"organism-policy", "organism-rm"} <= set(names)  # what `make run` uses
+    for name in names:
+        m = shipped.meta(name)
+        assert m is not None, name
+        r = RECIPES[name]
+        assert m["recipe_hash"] == recipe_hash(r, training_data(r)), f"{name}: run `alignment organism ship {name}`"
+        assert m["adapter"] == shipped.adapter_digest(shipped.folder(name))
+
+
+def test_a_stale_shipped_adapter_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An adapter trained from another recipe is ignored, with a log line; the recipe trains."""
+    import json
+
+    import alignment.organism as org
+    from alignment.organism import shipped
+
+    pkg = tmp_path / "pkg"
+    (pkg / "organism-rm").mkdir(parents=True)
+    (pkg / "organism-rm" / shipped.ADAPTER_FILE).write_bytes(b"x")
+    (pkg / "organism-rm" / "adapter_config.json").write_text("{}")
+    (pkg / "organism-rm" / shipped.META).write_text(json.dumps({"recipe_hash": "not-this-recipe"}))
+    monkeypatch.setattr(shipped, "SHIPPED_DIR", pkg)
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "config.json").write_text("{}")
+    monkeypatch.setattr("alignment.generation.models.embedded_model_dir", lambda: base)
+    monkeypatch.setattr("alignment.generation.models.cache_dir", lambda: tmp_path / "cache")
+    seen: list[object] = []
+    monkeypatch.setattr(org, "ensure_trained", lambda r, b, root, log, adapter: seen.append(adapter) or root)
+    logs: list[str] = []
+    org.ensure_model("organism-rm", logs.append)
+    assert seen == [None] and "another recipe" in logs[0]
+    assert org.organism_id("organism-rm") == content_hash(org.RECIPES["organism-rm"], base, training_data(org.RECIPES["organism-rm"]))

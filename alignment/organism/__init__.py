@@ -15,16 +15,24 @@ cores; conclusions about real reward models need the real ones.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
 from alignment.errors import UserError, did_you_mean
-from alignment.organism.train import Recipe, content_hash, ensure_trained, training_data
+from alignment.organism import shipped
+from alignment.organism.train import (
+    Recipe,
+    content_hash,
+    ensure_trained,
+    recipe_hash,
+    training_data,
+)
 
-# One policy and one RM per task, so the Math Book default trains only what it uses. Sized so a
-# first `make run` (both trained, then the whole run) stays under 15 minutes on two CPU cores:
-# two epochs at a high LoRA learning rate on few long prompts beat one epoch on many, because
-# the copying the policy must learn is the same in every example.
+# One policy and one RM per task, so the Math Book default builds only what it uses. Sized when
+# every first `make run` trained them (a few minutes on two CPU cores; the Math Book pair now
+# ships as adapters, shipped.py): two epochs at a high LoRA learning rate on few long prompts
+# beat one epoch on many, because the copying the policy must learn is the same in every example.
 RECIPES: dict[str, Recipe] = {
     "organism-policy": Recipe(kind="policy", mathbook=16, biasqa=0, epochs=2, learning_rate=3e-3, admit_share=0.4, cf_share=0.5),
     "organism-rm": Recipe(kind="reward", mathbook=8, biasqa=0, epochs=2, learning_rate=2e-3),
@@ -67,26 +75,47 @@ def _root() -> Path:
     return cache_dir() / "organism"
 
 
+def _shipped(name: str, data: list[dict[str, Any]]) -> Path | None:
+    """The package's adapter for `name` when it was trained from the current recipe and data."""
+    return shipped.usable(name, recipe_hash(recipe(name), data))
+
+
 def organism_id(name: str) -> str:
     """The content hash `ensure_model` would use, without training: for stage keys and manifests,
-    so a changed recipe reruns the stages that used the old organism."""
+    so a changed recipe (or a re-shipped adapter) reruns the stages that used the old organism."""
     r = recipe(name)
-    return content_hash(r, _base(), training_data(r))
+    data = training_data(r)
+    adapter = _shipped(name, data)
+    return content_hash(r, _base(), data, shipped.adapter_digest(adapter) if adapter is not None else None)
 
 
 def trained_path(name: str) -> Path | None:
-    """The trained organism's folder, or None when it has not been trained (a pure lookup)."""
+    """The organism's cached folder, or None when it has not been built yet (a pure lookup)."""
     target = _root() / organism_id(name)
     return target if (target / "organism.json").is_file() else None
 
 
-def ensure_model(name: str, log: Any = print) -> Path:
-    """Preset name -> local folder of the trained organism (`alignment organism train NAME`):
-    trained and cached on first use, found in the cache afterwards."""
-    path = trained_path(name)
-    if path is not None:
-        return path
-    return ensure_trained(recipe(name), _base(), _root(), log)
+def ensure_model(name: str, log: Any = print, retrain: bool = False) -> Path:
+    """Preset name -> local folder of the organism (`alignment organism train NAME`): merged from
+    the shipped adapter (or, with none for the current recipe, or `retrain`, trained from the
+    recipe) and cached on first use, found in the cache afterwards."""
+    r = recipe(name)
+    data = training_data(r)
+    adapter = None if retrain else _shipped(name, data)
+    if adapter is None and not retrain and shipped.meta(name) is not None:
+        log(f"[organism] the shipped adapter of {name} was trained from another recipe; training from the current one")
+    return ensure_trained(r, _base(), _root(), log, adapter)
 
 
-__all__ = ["DESCRIPTIONS", "RECIPES", "Recipe", "ensure_model", "ensure_trained", "organism_id", "trained_path"]
+def ship(name: str, log: Any = print, cpu: str = "unknown") -> Path:
+    """Train `name` from its recipe (ignoring any shipped adapter) and write its adapter into the
+    package (`alignment organism ship NAME`); commit the folder to ship it."""
+    r = recipe(name)
+    trained = ensure_model(name, log, retrain=True)
+    if not (trained / "adapter").is_dir():  # cached before adapters were kept beside the merge
+        shutil.rmtree(trained)
+        trained = ensure_model(name, log, retrain=True)
+    return shipped.export(name, trained, r, recipe_hash(r, training_data(r)), cpu=cpu)
+
+
+__all__ = ["DESCRIPTIONS", "RECIPES", "Recipe", "ensure_model", "ensure_trained", "organism_id", "ship", "trained_path"]

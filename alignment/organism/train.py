@@ -21,10 +21,11 @@ from typing import Any, Literal
 from alignment.cache import atomic_dir, folder_digest
 from alignment.config import config_hash
 from alignment.organism.data import preference_pairs, sft_examples
+from alignment.organism.shipped import adapter_digest, merge
 from alignment.reward.base import user_turn
 from alignment.store import locked
 
-RECIPE_VERSION = 3  # bump when code changes what a recipe trains
+RECIPE_VERSION = 4  # bump when code changes what a recipe trains (4: fp32 on every CPU)
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,18 @@ def training_data(recipe: Recipe) -> list[dict[str, Any]]:
 ONLY_FOR = {"admit_share": "policy", "cf_share": "policy", "per_book": "reward", "short_prompts": "reward"}
 
 
-def content_hash(recipe: Recipe, base: Path, data: list[dict[str, Any]]) -> str:
+def recipe_hash(recipe: Recipe, data: list[dict[str, Any]]) -> str:
+    """What was trained, independent of the machine: recipe fields and the exact training data."""
     fields = {k: v for k, v in asdict(recipe).items() if ONLY_FOR.get(k, recipe.kind) == recipe.kind}
-    return config_hash({"v": RECIPE_VERSION, "recipe": fields, "base": folder_digest(base), "data": data})
+    return config_hash({"v": RECIPE_VERSION, "recipe": fields, "data": data})
+
+
+def content_hash(recipe: Recipe, base: Path, data: list[dict[str, Any]], adapter: str | None = None) -> str:
+    """Cache key: the recipe, data and base model, plus the shipped adapter's digest when the
+    organism is merged from one (shipped.py) rather than trained here."""
+    fields = {k: v for k, v in asdict(recipe).items() if ONLY_FOR.get(k, recipe.kind) == recipe.kind}
+    parts = {"v": RECIPE_VERSION, "recipe": fields, "base": folder_digest(base), "data": data}
+    return config_hash(parts if adapter is None else {**parts, "adapter": adapter})
 
 
 def lora_config(recipe: Recipe, n_layers: int, task_type: str) -> Any:
@@ -95,8 +105,9 @@ def trainer_args(recipe: Recipe, out: Path, cls: Any) -> Any:
         lr_scheduler_type="constant",
         warmup_steps=0,
         max_length=recipe.max_length,
-        # bf16 autocast is ~2x faster on CPUs with avx512_bf16 and harmless for LoRA deltas.
-        bf16=bool(cpu and torch.backends.cpu.get_cpu_capability() in ("AVX512", "AVX512_BF16")) or not cpu,
+        # fp32 on every CPU: bf16 autocast was ~2x faster where the CPU has avx512_bf16, but then
+        # the same recipe trained different organisms on different machines (shipped.py).
+        bf16=not cpu,
         use_cpu=cpu,
         gradient_checkpointing=False,  # TRL's default; recomputation only costs time at this size
         save_strategy="no",
@@ -121,16 +132,18 @@ def train_policy(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
     set_seed(recipe.seed)  # the trainer seeds only after the model exists
     model = AutoModelForCausalLM.from_pretrained(str(base), use_safetensors=True)
     n_layers = model.config.num_hidden_layers
+    args = trainer_args(recipe, out / "trainer", SFTConfig)
     trainer = SFTTrainer(
         model=model,
-        args=trainer_args(recipe, out / "trainer", SFTConfig),
+        args=args,
         train_dataset=Dataset.from_list(data),
         processing_class=tok,
         peft_config=lora_config(recipe, n_layers, "CAUSAL_LM"),
     )
     quiet_trainer(trainer).train()
+    trainer.model.save_pretrained(out / "adapter")  # kept small beside the merge: `alignment organism ship`
     merged = trainer.model.merge_and_unload()
-    return _save(merged, tok, out, trainer.state.log_history)
+    return _save(merged, tok, out, trainer.state.log_history, args.bf16)
 
 
 def rm_texts(tok: Any, prompt: list[dict[str, str]], response: str) -> list[int]:
@@ -167,23 +180,27 @@ def train_reward(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
         peft_config=lora_config(recipe, model.config.num_hidden_layers, "SEQ_CLS"),
     )
     quiet_trainer(trainer).train()
+    trainer.model.save_pretrained(out / "adapter")
     merged = trainer.model.merge_and_unload()
-    return _save(merged, tok, out, trainer.state.log_history)
+    return _save(merged, tok, out, trainer.state.log_history, args.bf16)
 
 
-def _save(model: Any, tok: Any, out: Path, history: list[dict[str, Any]]) -> dict[str, Any]:
+def _save(model: Any, tok: Any, out: Path, history: list[dict[str, Any]], bf16: bool) -> dict[str, Any]:
     shutil.rmtree(out / "trainer", ignore_errors=True)
     tok.padding_side = "left"  # what the loaders set anyway; keeps the saved folder unsurprising
     model.save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)
     losses = [h["loss"] for h in history if "loss" in h]
-    return {"steps": len(losses), "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None}
+    return {"steps": len(losses), "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
+            "bf16": bf16}
 
 
-def ensure_trained(recipe: Recipe, base: Path, root: Path, log: Any = print) -> Path:
-    """The cached organism for `recipe` on `base`, training it first if needed."""
+def ensure_trained(recipe: Recipe, base: Path, root: Path, log: Any = print, shipped: Path | None = None) -> Path:
+    """The cached organism for `recipe` on `base`: merged from the `shipped` adapter folder when
+    one is given (organism/shipped.py), else trained here first if needed."""
     data = training_data(recipe)
-    target = root / content_hash(recipe, base, data)
+    digest = adapter_digest(shipped) if shipped is not None else None
+    target = root / content_hash(recipe, base, data, digest)
     if (target / "organism.json").is_file():
         return target
     root.mkdir(parents=True, exist_ok=True)
@@ -193,12 +210,18 @@ def ensure_trained(recipe: Recipe, base: Path, root: Path, log: Any = print) -> 
                 "wait for it to finish training (the organism is cached and reused afterwards)", name=f".{target.name}.lock"):
         if (target / "organism.json").is_file():  # trained by another process between the check and the lock
             return target
-        log(f"[organism] training the {recipe.kind} organism on {len(data)} synthetic examples (cached afterwards): {target}")
         started = time.time()
+        if shipped is not None:
+            log(f"[organism] merging the shipped {recipe.kind} adapter into the embedded model (cached afterwards): {target}")
+        else:
+            log(f"[organism] training the {recipe.kind} organism on {len(data)} synthetic examples (cached afterwards): {target}")
         with atomic_dir(target) as tmp:  # a killed run leaves no half-trained organism behind
-            train = train_policy if recipe.kind == "policy" else train_reward
-            stats = train(recipe, base, data, tmp)
-            meta = {"recipe": asdict(recipe), "base": str(base), "examples": len(data), "seconds": round(time.time() - started, 1), **stats}
+            if shipped is not None:
+                stats = merge(recipe.kind, base, shipped, tmp)
+            else:
+                stats = (train_policy if recipe.kind == "policy" else train_reward)(recipe, base, data, tmp)
+            meta = {"recipe": asdict(recipe), "recipe_hash": recipe_hash(recipe, data), "base": str(base),
+                    "examples": len(data), "seconds": round(time.time() - started, 1), **stats}  # fmt: skip
             (tmp / "organism.json").write_text(json.dumps(meta, indent=2) + "\n")
-    log(f"[organism] {recipe.kind} trained in {time.time() - started:.0f}s")
+    log(f"[organism] {recipe.kind} {'merged' if shipped is not None else 'trained'} in {time.time() - started:.0f}s")
     return target
