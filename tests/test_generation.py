@@ -74,12 +74,14 @@ def test_same_seeds_same_texts(tiny_llama_dir: Path, g12: TransformersGenerator)
 @both_paths
 def test_sample_does_not_depend_on_batch_neighbours(tiny_llama_dir: Path, shared: bool) -> None:
     """Per-sample seeds: a sample's text is the same alone, in any batch size, next to any
-    other prompts (with left padding of different lengths) and in any position."""
+    other prompts (with left padding of different lengths) and in any position. In fp32: on a
+    CPU with native bf16, `dtype: auto` is bf16, whose matmuls round differently with the batch
+    shape, so logits (and then samples) may differ; the guarantee is for identical logits."""
     seeds = seeds_for(CHATS, 2)
-    reference = gen(tiny_llama_dir, False, batch_size=1).generate(CHATS, seeds)
+    reference = gen(tiny_llama_dir, False, batch_size=1, dtype="float32").generate(CHATS, seeds)
     for bs in (3, 5, 12):
-        assert gen(tiny_llama_dir, shared, batch_size=bs).generate(CHATS, seeds) == reference, bs
-    g = gen(tiny_llama_dir, shared, batch_size=12)
+        assert gen(tiny_llama_dir, shared, batch_size=bs, dtype="float32").generate(CHATS, seeds) == reference, bs
+    g = gen(tiny_llama_dir, shared, batch_size=12, dtype="float32")
     order = [3, 0, 5, 1, 4, 2]
     shuffled = g.generate([CHATS[i] for i in order], [seeds[i] for i in order])
     assert [shuffled[order.index(i)] for i in range(len(CHATS))] == reference
