@@ -182,7 +182,7 @@ def cmd_organism(args: argparse.Namespace) -> int:
         recipe(name)
     for name in names:
         if args.action == "ship":
-            from alignment.bench import cpu_name
+            from alignment.bench import cpu_name  # imports torch: only when shipping
 
             path = ship(name, cpu=cpu_name())
         elif args.action == "train":

@@ -15,7 +15,6 @@ cores; conclusions about real reward models need the real ones.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -111,10 +110,7 @@ def ship(name: str, log: Any = print, cpu: str = "unknown") -> Path:
     """Train `name` from its recipe (ignoring any shipped adapter) and write its adapter into the
     package (`alignment organism ship NAME`); commit the folder to ship it."""
     r = recipe(name)
-    trained = ensure_model(name, log, retrain=True)
-    if not (trained / "adapter").is_dir():  # cached before adapters were kept beside the merge
-        shutil.rmtree(trained)
-        trained = ensure_model(name, log, retrain=True)
+    trained = ensure_model(name, log, retrain=True)  # RECIPE_VERSION 4 entries all keep adapter/
     return shipped.export(name, trained, r, recipe_hash(r, training_data(r)), cpu=cpu)
 
 

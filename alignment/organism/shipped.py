@@ -4,7 +4,7 @@ Training an organism on first use made the first `make run` spend six of its min
 and made the organism depend on the machine: bf16 autocast on CPUs with native bf16, fp32
 elsewhere, so two machines with the same recipe hash trained different weights. A shipped
 organism is the LoRA adapter (a few MB) that `alignment organism ship NAME` trained from the
-recipe once; on first use it is merged into the embedded model and cached like a trained one,
+recipe once; on first use train.merge_adapter merges it into the embedded model, cached like a trained one,
 so every machine runs the same weights.
 
 The adapter is used only while its `recipe_hash` (recipe fields + the exact training data, no
@@ -55,26 +55,6 @@ def usable(name: str, recipe_hash: str, root: Path | None = None) -> Path | None
     """The shipped adapter folder when it was trained from exactly this recipe and data, else None."""
     m = meta(name, root)
     return folder(name, root) if m is not None and m.get("recipe_hash") == recipe_hash else None
-
-
-def merge(kind: str, base: Path, adapter_dir: Path, out: Path) -> dict[str, Any]:
-    """Base model + adapter -> merged safetensors folder at `out` (what training would have saved)."""
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
-
-    from alignment.generation.models import load_tokenizer
-
-    tok = load_tokenizer(str(base))
-    if kind == "policy":
-        model = AutoModelForCausalLM.from_pretrained(str(base), use_safetensors=True)
-    else:
-        model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1, use_safetensors=True)
-        model.config.pad_token_id = tok.pad_token_id
-    merged = PeftModel.from_pretrained(model, str(adapter_dir)).merge_and_unload()
-    tok.padding_side = "left"
-    merged.save_pretrained(out, safe_serialization=True)
-    tok.save_pretrained(out)
-    return {"merged_from": str(adapter_dir), "adapter": adapter_digest(adapter_dir)}
 
 
 def export(name: str, trained: Path, recipe: Any, recipe_hash: str, root: Path | None = None, cpu: str = "unknown") -> Path:

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from alignment.cache import atomic_dir, folder_digest
 from alignment.config import config_hash
 from alignment.organism.data import preference_pairs, sft_examples
-from alignment.organism.shipped import adapter_digest, merge
+from alignment.organism.shipped import adapter_digest
 from alignment.reward.base import user_turn
 from alignment.store import locked
 
@@ -62,17 +62,19 @@ def training_data(recipe: Recipe) -> list[dict[str, Any]]:
 ONLY_FOR = {"admit_share": "policy", "cf_share": "policy", "per_book": "reward", "short_prompts": "reward"}
 
 
+def _fields(recipe: Recipe) -> dict[str, Any]:
+    return {k: v for k, v in asdict(recipe).items() if ONLY_FOR.get(k, recipe.kind) == recipe.kind}
+
+
 def recipe_hash(recipe: Recipe, data: list[dict[str, Any]]) -> str:
     """What was trained, independent of the machine: recipe fields and the exact training data."""
-    fields = {k: v for k, v in asdict(recipe).items() if ONLY_FOR.get(k, recipe.kind) == recipe.kind}
-    return config_hash({"v": RECIPE_VERSION, "recipe": fields, "data": data})
+    return config_hash({"v": RECIPE_VERSION, "recipe": _fields(recipe), "data": data})
 
 
 def content_hash(recipe: Recipe, base: Path, data: list[dict[str, Any]], adapter: str | None = None) -> str:
     """Cache key: the recipe, data and base model, plus the shipped adapter's digest when the
     organism is merged from one (shipped.py) rather than trained here."""
-    fields = {k: v for k, v in asdict(recipe).items() if ONLY_FOR.get(k, recipe.kind) == recipe.kind}
-    parts = {"v": RECIPE_VERSION, "recipe": fields, "base": folder_digest(base), "data": data}
+    parts = {"v": RECIPE_VERSION, "recipe": _fields(recipe), "base": folder_digest(base), "data": data}
     return config_hash(parts if adapter is None else {**parts, "adapter": adapter})
 
 
@@ -118,10 +120,21 @@ def trainer_args(recipe: Recipe, out: Path, cls: Any) -> Any:
     )
 
 
+def _base_model(kind: str, base: Path, tok: Any) -> Any:
+    """The embedded model as each kind trains on it: causal LM, or one-logit classifier."""
+    from transformers import AutoModelForCausalLM, AutoModelForSequenceClassification
+
+    if kind == "policy":
+        return AutoModelForCausalLM.from_pretrained(str(base), use_safetensors=True)
+    model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1, use_safetensors=True)
+    model.config.pad_token_id = tok.pad_token_id
+    return model
+
+
 def train_policy(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Path) -> dict[str, Any]:
     """SFT with LoRA, then merge the adapter into the weights and save model + tokenizer to `out`."""
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, set_seed
+    from transformers import set_seed
     from trl import SFTConfig, SFTTrainer
 
     from alignment.console import quiet_trainer
@@ -130,7 +143,7 @@ def train_policy(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
     tok = load_tokenizer(str(base))
     tok.padding_side = "right"  # training pads on the right; generation sets left itself
     set_seed(recipe.seed)  # the trainer seeds only after the model exists
-    model = AutoModelForCausalLM.from_pretrained(str(base), use_safetensors=True)
+    model = _base_model("policy", base, tok)
     n_layers = model.config.num_hidden_layers
     args = trainer_args(recipe, out / "trainer", SFTConfig)
     trainer = SFTTrainer(
@@ -157,7 +170,7 @@ def rm_texts(tok: Any, prompt: list[dict[str, str]], response: str) -> list[int]
 def train_reward(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Path) -> dict[str, Any]:
     """Bradley-Terry reward training with LoRA on a one-logit classifier head; merged and saved."""
     from datasets import Dataset
-    from transformers import AutoModelForSequenceClassification, set_seed
+    from transformers import set_seed
     from trl import RewardConfig, RewardTrainer
 
     from alignment.console import quiet_trainer
@@ -168,8 +181,7 @@ def train_reward(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
     # The one-logit head is initialised here, before the trainer seeds anything: without this
     # the same recipe trained twice gave reward models whose scores differed by ~10.
     set_seed(recipe.seed)
-    model = AutoModelForSequenceClassification.from_pretrained(str(base), num_labels=1, use_safetensors=True)
-    model.config.pad_token_id = tok.pad_token_id
+    model = _base_model("reward", base, tok)
     rows = [{"chosen_ids": rm_texts(tok, d["prompt"], d["chosen"]), "rejected_ids": rm_texts(tok, d["prompt"], d["rejected"])} for d in data]
     args = trainer_args(recipe, out / "trainer", RewardConfig)
     trainer = RewardTrainer(
@@ -185,11 +197,26 @@ def train_reward(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
     return _save(merged, tok, out, trainer.state.log_history, args.bf16)
 
 
-def _save(model: Any, tok: Any, out: Path, history: list[dict[str, Any]], bf16: bool) -> dict[str, Any]:
-    shutil.rmtree(out / "trainer", ignore_errors=True)
+def merge_adapter(kind: str, base: Path, adapter_dir: Path, out: Path) -> dict[str, Any]:
+    """Base model + a shipped adapter -> the merged folder training would have saved at `out`."""
+    from peft import PeftModel
+
+    from alignment.generation.models import load_tokenizer
+
+    tok = load_tokenizer(str(base))
+    _write(PeftModel.from_pretrained(_base_model(kind, base, tok), str(adapter_dir)).merge_and_unload(), tok, out)
+    return {"merged_from": str(adapter_dir), "adapter": adapter_digest(adapter_dir)}
+
+
+def _write(model: Any, tok: Any, out: Path) -> None:
     tok.padding_side = "left"  # what the loaders set anyway; keeps the saved folder unsurprising
     model.save_pretrained(out, safe_serialization=True)
     tok.save_pretrained(out)
+
+
+def _save(model: Any, tok: Any, out: Path, history: list[dict[str, Any]], bf16: bool) -> dict[str, Any]:
+    shutil.rmtree(out / "trainer", ignore_errors=True)
+    _write(model, tok, out)
     losses = [h["loss"] for h in history if "loss" in h]
     return {"steps": len(losses), "first_loss": losses[0] if losses else None, "last_loss": losses[-1] if losses else None,
             "bf16": bf16}
@@ -217,7 +244,7 @@ def ensure_trained(recipe: Recipe, base: Path, root: Path, log: Any = print, shi
             log(f"[organism] training the {recipe.kind} organism on {len(data)} synthetic examples (cached afterwards): {target}")
         with atomic_dir(target) as tmp:  # a killed run leaves no half-trained organism behind
             if shipped is not None:
-                stats = merge(recipe.kind, base, shipped, tmp)
+                stats = merge_adapter(recipe.kind, base, shipped, tmp)
             else:
                 stats = (train_policy if recipe.kind == "policy" else train_reward)(recipe, base, data, tmp)
             meta = {"recipe": asdict(recipe), "recipe_hash": recipe_hash(recipe, data), "base": str(base),
