@@ -70,3 +70,19 @@ def test_an_unknown_transformation_is_one_line(tmp_path: Path, tiny_llama_dir: P
     assert main(["audit", str(path), "--out", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "audit.transformations[0]" in err and "did you mean 'book_order'" in err
+
+
+def test_audit_n_samples_uses_the_first_n_draws_on_both_sides(tmp_path: Path, tiny_llama_dir: Path, tiny_classifier_dir: Path) -> None:
+    # generation draws 2 samples per prompt; the audit uses 1: sample 0 of every base prompt, and
+    # one new sample (with sample 0's seed) per transformed prompt.
+    path, out = tiny_config(tmp_path, tiny_llama_dir, tiny_classifier_dir, n_samples=1), tmp_path / "run"
+    assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
+    folder = out / "audit"
+    ctrl = pd.read_parquet(folder / "responses.parquet")
+    assert len(ctrl) and set(ctrl["sample"]) == {0}
+    scores = pd.read_parquet(folder / "reward_scores.parquet")
+    assert len(scores) and set(scores["sample"]) == {0}
+    gen = pd.read_parquet(out / "generate" / "data.parquet")
+    assert set(gen["sample"]) == {0, 1}  # generate itself is unchanged
+    acc = pd.read_csv(folder / "accounting.csv")
+    assert (acc["cases"] == 3 * 2).all()  # accounting still covers every sampled response

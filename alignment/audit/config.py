@@ -32,6 +32,12 @@ class AuditConfig:
         "policy samples N responses per transformed original and counterfactual prompt.",
         4,
     )
+    n_samples: int = doc(
+        "Samples per prompt the audit uses, at most generation.n_samples (0 = all of them): the "
+        "first N `generate` responses of each audited prompt, and N new samples per transformed "
+        "prompt, so both sides of a pair rest on the same number of draws.",
+        0,
+    )
     thresholds: list[float] = doc("p_d thresholds of selective acceptance for reason debt (accept p_d >= t).",
                                   factory=lambda: [0.25, 0.5, 0.75, 1.0])
     worst: int = doc("Violating pairs shown side by side in report.md per evaluator (all are in audit/violations.csv).", 3)
@@ -46,7 +52,16 @@ class AuditConfig:
                 raise UserError(f"evaluators[{i}]: unknown evaluator {name!r}{did_you_mean(name, EVALUATORS)}")
         check(self.max_examples >= 0, "max_examples", f"must be >= 0, got {self.max_examples}")
         check(all(0 <= t <= 1 for t in self.thresholds), "thresholds", "must lie in [0, 1]")
+        check(self.n_samples >= 0, "n_samples", f"must be >= 0, got {self.n_samples}")
         check(self.worst >= 0, "worst", f"must be >= 0, got {self.worst}")
+
+    def samples(self, generated: int) -> int:
+        """How many of a prompt's `generated` samples the audit uses.
+
+        >>> AuditConfig(n_samples=8).samples(16), AuditConfig(n_samples=8).samples(4), AuditConfig().samples(16)
+        (8, 4, 16)
+        """
+        return min(self.n_samples, generated) if self.n_samples else generated
 
     def prompt_level(self) -> list[str]:
         return [t for t in self.transformations if t in PROMPT_TRANSFORMATIONS]

@@ -58,7 +58,8 @@ def _csv(ctx: Context, name: str, rows: list[dict[str, Any]] | pd.DataFrame) -> 
 
 def _policy(cfg: AuditConfig, ctx: Context, chosen: pd.DataFrame, pool: pd.DataFrame, base: pd.DataFrame,
             generator: Generator | Callable[[], Generator] | None) -> tuple[list[dict], list[dict]]:
-    gen_cfg = replace(ctx.section("generation"), greedy=False)
+    gen = ctx.section("generation")
+    gen_cfg = replace(gen, greedy=False, n_samples=cfg.samples(gen.n_samples))
     load = cache(lambda: generator() if callable(generator) else generator or make_generator(gen_cfg))
     protected = {str(r["id"]): protected_source(r) for r in chosen.to_dict("records")}
     rows, summary, bad, generated = [], [], [], []
@@ -103,7 +104,9 @@ def audit(
     """Audit every configured evaluator on the first `max_examples` examples; account D and C on all."""
     examples, responses, attrib = ctx.read("build"), ctx.read("generate"), ctx.read("attribute")
     chosen = examples.head(cfg.max_examples) if cfg.max_examples else examples
-    base = responses[responses["example_id"].isin(chosen["id"])]
+    # The first n samples (and any greedy row, sample -1): the transformed prompts get n new ones.
+    n = cfg.samples(ctx.section("generation").n_samples)
+    base = responses[responses["example_id"].isin(chosen["id"]) & (responses["sample"] < n)]
     sampled = base[(base["variant"] == "orig") & (base["sample"] >= 0)]
     by_id = {str(r["id"]): r for r in chosen.to_dict("records")}
     ack, parse, names = ctx.task.ack_sentence(), ctx.task.parse, cfg.response_level()
