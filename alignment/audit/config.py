@@ -29,7 +29,7 @@ class AuditConfig:
     evaluators: list[str] = doc(f"Evaluators to audit: {', '.join(EVALUATORS)}.", factory=lambda: list(EVALUATORS))
     max_examples: int = doc(
         "Examples (in build order) whose prompts and responses are transformed (0 = all); the "
-        "policy samples N responses per transformed original and counterfactual prompt.",
+        "policy samples `n_samples` responses per transformed original and counterfactual prompt.",
         4,
     )
     n_samples: int = doc(

@@ -57,9 +57,8 @@ def _csv(ctx: Context, name: str, rows: list[dict[str, Any]] | pd.DataFrame) -> 
 
 
 def _policy(cfg: AuditConfig, ctx: Context, chosen: pd.DataFrame, pool: pd.DataFrame, base: pd.DataFrame,
-            generator: Generator | Callable[[], Generator] | None) -> tuple[list[dict], list[dict]]:
-    gen = ctx.section("generation")
-    gen_cfg = replace(gen, greedy=False, n_samples=cfg.samples(gen.n_samples))
+            generator: Generator | Callable[[], Generator] | None, n: int) -> tuple[list[dict], list[dict]]:
+    gen_cfg = replace(ctx.section("generation"), greedy=False, n_samples=n)
     load = cache(lambda: generator() if callable(generator) else generator or make_generator(gen_cfg))
     protected = {str(r["id"]): protected_source(r) for r in chosen.to_dict("records")}
     rows, summary, bad, generated = [], [], [], []
@@ -113,7 +112,7 @@ def audit(
     summary, bad, seconds = [], [], {}
     if "policy" in cfg.evaluators and cfg.prompt_level():
         with _timed(seconds, "policy"):
-            s, b = _policy(cfg, ctx, chosen, examples, base, generator)
+            s, b = _policy(cfg, ctx, chosen, examples, base, generator, n)
         summary, bad = summary + s, bad + b
     if "reward" in cfg.evaluators and names:
         with _timed(seconds, "reward"):
