@@ -6,18 +6,23 @@
 variant on original prompts with 95% intervals, and each variant's paired difference from `rm`)
 and `bon/ack_control.csv` (the same rate on original vs counterfactual prompts, the control).
 
-For each example and prompt (original, counterfactual), N of its samples are drawn at random
-(`subsets` draws, the same draws for every reward variant, so variants are compared on paired
-subsets); the highest-reward sample is selected (ties → lowest sample index). The selected
-response's correctness (accuracy; for BiasQA the stereotype rate) and acknowledgment are
-averaged over draws within an example, then over examples, with the standard error across
-examples. N larger than the samples available is left out.
+For each example and prompt (original, counterfactual) with m samples, best-of-N is the
+expectation over *every* N-subset of the m samples of the highest-reward sample's correctness
+(accuracy; for BiasQA the stereotype rate), acknowledgment and validity (ties → lowest sample
+index). It is computed exactly, not by drawing subsets: ranked by reward, the r-th best sample
+(r = 0, 1, ...) is the pick of C(m − 1 − r, N − 1) of the C(m, N) subsets (`pick_weights`). This
+is the unbiased estimate of what best-of-N from the policy would select, free of subset-draw
+noise, and the same for every reward variant, so variants are compared on the same subsets. At
+N = m there is one subset, so the estimate rests on a single pick per example; at N ≤ m / 2 it
+averages over many, which is why the headline N (`headline_n`) defaults to the largest such N.
+Means are then taken over examples, with the standard error across examples. N larger than the
+samples available is left out.
 """
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
+from math import comb
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +40,11 @@ class BonConfig:
     """Best-of-N settings."""
 
     ns: list[int] = doc("Values of N (kept when at most the number of samples).", factory=lambda: [1, 2, 4, 8, 16])
-    subsets: int = doc("Random N-subsets drawn per example and N.", 64)
-    seed: int = doc("Seed for the subset draws.", 0)
+    headline_n: int | None = doc(
+        "N of the headline comparisons (report, `alignment sweep`); null = the largest N in ns that is at most "
+        "half the samples per prompt (so the estimate averages over many N-subsets), else the largest N.",
+        None,
+    )
     variants: list[str] = doc(
         f"Reward variants to compare ({RECEIPT_VARIANT} is used only when the run has receipts).",
         factory=lambda: list(ALL_VARIANTS),
@@ -48,22 +56,62 @@ class BonConfig:
         check(len(set(self.ns)) == len(self.ns), "ns", "must not repeat an N")
         check(bool(self.variants), "variants", "must list at least one reward variant")
         check(len(set(self.variants)) == len(self.variants), "variants", "must not repeat a variant")
-        check(self.subsets >= 1, "subsets", "must be >= 1")
+        check(self.headline_n is None or self.headline_n in self.ns, "headline_n", f"must be one of ns {self.ns} or null")
         bad = [v for v in self.variants if v not in ALL_VARIANTS]
         check(not bad, "variants", f"unknown {bad}; choose from {', '.join(ALL_VARIANTS)}")
-
-
-def draws(n_avail: int, n: int, subsets: int, rng: random.Random) -> list[list[int]]:
-    """Index subsets of size n (one when n equals the samples available)."""
-    if n == n_avail:
-        return [list(range(n_avail))]
-    return [rng.sample(range(n_avail), n) for _ in range(subsets)]
 
 
 def select(rewards: np.ndarray, subset: list[int]) -> int:
     """Index of the highest reward in the subset; ties go to the lowest sample index."""
     best = max(rewards[i] for i in subset)
     return min(i for i in subset if rewards[i] == best)
+
+
+def pick_weights(rewards: np.ndarray, n: int) -> np.ndarray:
+    """Share of all n-subsets of the samples in which each sample is the best-of-n pick.
+
+    Ranked by reward (ties → lower index first, as `select`), the r-th sample wins the
+    C(m − 1 − r, n − 1) subsets whose other members all rank below it. NaN ranks last.
+
+    >>> pick_weights(np.array([0.1, 0.9, 0.5]), 2).round(3).tolist()  # 0.9 wins 2 of 3 pairs
+    [0.0, 0.667, 0.333]
+    >>> pick_weights(np.array([1.0, 1.0, 0.0, 2.0]), 4).tolist()
+    [0.0, 0.0, 0.0, 1.0]
+    >>> pick_weights(np.array([3.0, 1.0]), 1).tolist()
+    [0.5, 0.5]
+    """
+    m = len(rewards)
+    key = np.where(np.isnan(rewards), -np.inf, rewards)
+    order = np.lexsort((np.arange(m), -key))  # best first; equal rewards by sample index
+    weights = np.zeros(m)
+    weights[order] = [comb(m - 1 - r, n - 1) / comb(m, n) for r in range(m)]
+    return weights
+
+
+def headline_n(ns: list[int], samples: int, chosen: int | None = None) -> int:
+    """The N the headline compares at: `chosen` if set, else the largest N with 2N ≤ samples
+    (≥ 2), else the largest N available.
+
+    >>> headline_n([1, 2, 4, 8, 16], 16), headline_n([1, 2, 4], 4), headline_n([1, 4], 3), headline_n([1, 16], 16, 1)
+    (8, 2, 1, 1)
+    """
+    if chosen is not None:
+        return chosen
+    avail = [n for n in ns if n <= samples]
+    half = [n for n in avail if n >= 2 and 2 * n <= samples]
+    return max(half or avail or [1])
+
+
+def marked_headline(table: pd.DataFrame) -> int:
+    """The headline N marked by the bon stage (`headline` column); the largest N in tables
+    without the column.
+
+    >>> marked_headline(pd.DataFrame({"N": [1, 8, 16], "headline": [False, True, False]})), marked_headline(pd.DataFrame({"N": [1, 4]}))
+    (8, 4)
+    """
+    if "headline" in table and table["headline"].any():
+        return int(table.loc[table["headline"].astype(bool), "N"].iloc[0])
+    return int(table["N"].max())
 
 
 def best_of_n(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
@@ -75,7 +123,7 @@ def best_of_n(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
 
 def per_example(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
     """One row per N, prompt, reward variant and example: the selected sample's correctness,
-    acknowledgment and validity, averaged over that example's draws."""
+    acknowledgment and validity, averaged exactly over every N-subset of the example's samples."""
     table = table[table["sample"] >= 0].sort_values(["example_id", "variant", "sample"])
     variants = [v for v in cfg.variants if v in table.columns]
     rows = []
@@ -84,19 +132,16 @@ def per_example(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
         for n in cfg.ns:
             if n > m:
                 continue
-            subs = draws(m, n, cfg.subsets, random.Random(f"bon/{cfg.seed}/{ex_id}/{prompt}/{n}"))
             for variant in variants:
-                r = g[variant].to_numpy()
-                picks = [select(r, s) for s in subs]
+                w = pick_weights(g[variant].to_numpy(dtype=float), n)
                 rows.append(
                     {
                         "N": n,
                         "prompt": prompt,
                         "reward": variant,
                         "example_id": ex_id,
-                        "metric": float(np.mean(g["correct"].to_numpy()[picks])),
-                        "ack": float(np.mean(g["ack"].to_numpy()[picks])),
-                        "valid": float(np.mean(g["valid"].to_numpy()[picks])),
+                        **{col: float(w @ g[key].to_numpy(dtype=float)) for col, key in
+                           (("metric", "correct"), ("ack", "ack"), ("valid", "valid"))},
                     }
                 )
     return pd.DataFrame(rows, columns=["N", "prompt", "reward", "example_id", "metric", "ack", "valid"])

@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from alignment.bon import marked_headline
 from alignment.config import check, doc
 from alignment.context import Context
 from alignment.stats import (
@@ -94,7 +95,7 @@ def organism_note(models: list[str | None]) -> list[str]:
 
 
 def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
-    n_max = int(bon["N"].max())
+    n_max = marked_headline(bon)
     top = bon[(bon["N"] == n_max) & (bon["prompt"] == "orig")]
     sampled = attrib[attrib["sample"] >= 0]
     rows = []
@@ -112,6 +113,7 @@ def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
         "",
         _md_table(pd.DataFrame(rows)),
         "",
+        f"BoN-{n_max}: the expected pick over every {n_max}-subset of each prompt's samples (`alignment.bon`). "
         "± is one standard error over examples. *Augmented share*: share of sampled original "
         "responses whose reward used the acknowledgment-appended score (D or C fired; the "
         "expected variants show the mean weight p).",
@@ -178,9 +180,27 @@ def control_section(run: Any) -> list[str]:
         "On counterfactual prompts the protected feature is absent, so an acknowledgment there is a "
         "judge false alarm or a claimed source the policy did not have. All responses: "
         + control_sentence(r),
-        "Best-of-N picks: `bon/ack_control.csv`.",
+        "",
+        *pick_control_lines(run),
+        "Every N: `bon/ack_control.csv`.",
         "",
     ]
+
+
+def pick_control_lines(run: Any) -> list[str]:
+    """The same control for the best-of-N picks at the headline N, one line per reward variant."""
+    path = run.stage("bon") / "ack_control.csv"
+    if not path.is_file() or not (run.stage("bon") / "data.parquet").is_file():
+        return []
+    ctl = pd.read_csv(path)
+    n = marked_headline(run.read("bon"))
+    out = [f"Best-of-{n} picks (the headline N):", ""]
+    for r in ctl[ctl["N"] == n].itertuples(index=False):
+        verdict = "exceeds the control" if r.exceeds_control else "does **not** exceed the control"
+        out.append(f"- under `{r.reward}`: original {_pct(r.ack_orig)} {_ci(r.ack_orig_low, r.ack_orig_high)}, control "
+                   f"{_pct(r.ack_cf)} {_ci(r.ack_cf_low, r.ack_cf_high)}, difference {100 * r.diff:+.1f} points "
+                   f"{_ci(r.diff_low, r.diff_high)}: the original rate {verdict}.")
+    return [*out, ""] if len(out) > 2 else []
 
 
 def write_report(ctx: Context, extra_sections: list[str] | None = None) -> Path:

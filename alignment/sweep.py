@@ -1,8 +1,8 @@
 """`alignment sweep CONFIG --seeds 0-4 [--out DIR]`: does a run's headline hold on every seed?
 
 One run per seed under `DIR/seed-<s>/` (default `DIR` = `runs/<name>-seeds/`), each with
-`task.seed`, `generation.seed`, `attribution.seed` and `bon.seed` set to the seed: other
-examples, other samples, other counterfactual draws and other best-of-N subsets. The model
+`task.seed`, `generation.seed` and `attribution.seed` set to the seed: other examples, other
+samples and other counterfactual draws (best-of-N is exact over every N-subset, so it has no seed). The model
 organisms are the config's (trained once, cached), so the sweep measures the pipeline's spread
 over data and sampling, not over organism training. Runs stop after `bon` plus the report
 (`--full` runs every stage): the headline needs nothing later. Each run resumes like `alignment run`.
@@ -10,14 +10,15 @@ over data and sampling, not over organism training. Runs stop after `bon` plus t
 The headline, per seed, on original prompts unless said otherwise, each a paired bootstrap
 over examples (95%):
 
-- `rm_d_vs_rm`: RM_D's pick acknowledges more than RM's at the largest N (difference > 0): the
-  plain RM's best-of-N pick hides the leak where RM_D's does not;
-- `control`: RM_D's pick at the largest N acknowledges more on original prompts than the same
+- `rm_d_vs_rm`: RM_D's pick acknowledges more than RM's at the headline N (`bon.headline_n`:
+  by default the largest N at most half the samples; difference > 0): the plain RM's
+  best-of-N pick hides the leak where RM_D's does not;
+- `control`: RM_D's pick at the headline N acknowledges more on original prompts than the same
   selection on their counterfactuals, where the feature is absent (difference > 0): what RM_D
   surfaces is more than the judge's false alarms plus the policy's claims of a source it lacked.
 
 It *holds* on a seed when both intervals exclude 0 in that direction. Reported beside them, not
-part of the headline: `hide`, RM's pick at the largest N minus at N = 1 (does the plain RM
+part of the headline: `hide`, RM's pick at the headline N minus at N = 1 (does the plain RM
 actively push acknowledgment below the policy's own rate?), and `control_all`, the control over
 every sampled response (no selection), which measures the policy alone.
 
@@ -36,13 +37,14 @@ from pathlib import Path
 import pandas as pd
 
 from alignment.bench import cpu_name
+from alignment.bon import marked_headline
 from alignment.errors import UserError
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, locked_run, run_all
 from alignment.stats import ack_control, excludes_zero, paired_bootstrap
 from alignment.store import git_commit, read_parquet, write_text
 
-SEEDED = ("task.seed", "generation.seed", "attribution.seed", "bon.seed")
+SEEDED = ("task.seed", "generation.seed", "attribution.seed")
 HEADLINE_STAGES = ("build", "generate", "receipts", "attribute", "score", "ack", "bon", "report")
 # Direction each criterion's difference must have for the headline to hold.
 CRITERIA = {"rm_d_vs_rm": +1, "control": +1}
@@ -56,6 +58,7 @@ class Criterion:
     low: float
     high: float
     examples: int
+    n: int = 0  # the best-of-N the criterion compares at (0: none, control_all)
 
     @property
     def holds(self) -> bool:
@@ -86,19 +89,18 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-def _paired(name: str, a: pd.Series, b: pd.Series) -> Criterion:
+def _paired(name: str, a: pd.Series, b: pd.Series, n: int) -> Criterion:
     ids = sorted(set(a.index) & set(b.index), key=str)
     if not ids:
         raise UserError(f"sweep: no examples to compare for {name}")
     r = paired_bootstrap(a[ids].tolist(), b[ids].tolist(), ids)
-    return Criterion(name, r.estimate, r.low, r.high, len(ids))
+    return Criterion(name, r.estimate, r.low, r.high, len(ids), n)
 
 
 def headline(run: Path) -> list[Criterion]:
-    """The three criteria of one finished run dir (reads `bon/per_example.parquet`, `ack/`)."""
+    """The criteria of one finished run dir at its headline N (reads `bon/per_example.parquet`, `ack/`)."""
     per = read_parquet(run / "bon" / "per_example.parquet")
-    orig = per[per["prompt"] == "orig"]
-    n_max = int(orig["N"].max())
+    n_max = marked_headline(per[per["prompt"] == "orig"])
     if n_max < 2:
         raise UserError(f"{run}: the headline needs best-of-N with some N >= 2 (bon.ns)")
 
@@ -110,9 +112,9 @@ def headline(run: Path) -> list[Criterion]:
     c = ack_control(ack["example_id"].tolist(), ack["variant"].tolist(), ack["ack"].tolist())
     d = c.difference
     return [
-        _paired("hide", pick(n_max, "rm"), pick(1, "rm")),
-        _paired("rm_d_vs_rm", pick(n_max, "rm_d"), pick(n_max, "rm")),
-        _paired("control", pick(n_max, "rm_d"), pick(n_max, "rm_d", "cf")),
+        _paired("hide", pick(n_max, "rm"), pick(1, "rm"), n_max),
+        _paired("rm_d_vs_rm", pick(n_max, "rm_d"), pick(n_max, "rm"), n_max),
+        _paired("control", pick(n_max, "rm_d"), pick(n_max, "rm_d", "cf"), n_max),
         Criterion("control_all", d.estimate, d.low, d.high, c.examples),
     ]
 
@@ -127,19 +129,20 @@ def headline_holds(df: pd.DataFrame) -> pd.Series:
 
 
 def table(rows: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=["seed", "criterion", "estimate", "low", "high", "examples", "holds", "seconds"])
+    return pd.DataFrame(rows, columns=["seed", "criterion", "N", "estimate", "low", "high", "examples", "holds", "seconds"])
 
 
 def to_markdown(df: pd.DataFrame, config: str) -> str:
     held = headline_holds(df)
+    ns = "/".join(str(int(n)) for n in sorted(set(df.loc[df["criterion"].isin(list(CRITERIA)), "N"])))
     lines = [
         f"# Seed sweep: `{config}`",
         "",
         f"Headline holds on **{int(held.sum())} of {len(held)}** seeds (both intervals exclude 0 in the "
         f"claimed direction). CPU: {cpu_name()}; commit {git_commit() or 'unknown'}.",
         "",
-        "| seed | RM_D − RM at BoN-max | RM_D pick: original − counterfactual | holds "
-        "| RM: BoN-max − BoN-1 | all responses: original − counterfactual | seconds |",
+        f"| seed | RM_D − RM at BoN-{ns} | RM_D pick: original − counterfactual | holds "
+        f"| RM: BoN-{ns} − BoN-1 | all responses: original − counterfactual | seconds |",
         "|---:|---|---|---|---|---|---:|",
     ]
     for seed, g in df.groupby("seed", sort=True):
@@ -166,7 +169,7 @@ def sweep(config: str, seeds: list[int], root: Path, overrides: list[str], full:
             run_all(cfg, run, quiet, stages)
         seconds = sum(float((run.manifest(name) or {}).get("seconds") or 0.0) for name in stages)
         for c in headline(run.path):
-            rows.append({"seed": seed, "criterion": c.name, "estimate": c.estimate, "low": c.low, "high": c.high,
+            rows.append({"seed": seed, "criterion": c.name, "N": c.n, "estimate": c.estimate, "low": c.low, "high": c.high,
                          "examples": c.examples, "holds": c.holds, "seconds": seconds})  # fmt: skip
         df = table(rows)  # written after every seed, so an interrupted sweep keeps what it measured
         write_text(root / "sweep.csv", df.to_csv(index=False))

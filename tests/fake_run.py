@@ -75,7 +75,7 @@ def fake_run(path: Path, n_examples: int = 6, n_samples: int = 4, seed: int = 0,
     scores["reward_augmented"] = (scores["reward_plain"] + bonus).where(scores["variant"] == "orig")
     write_parquet(run.stage("score") / "data.parquet", final_rewards(scores, ctx.read("attribute")))
     ack(JudgeConfig(name="keyword"), ctx)
-    bon(BonConfig(ns=[1, 2, 4], subsets=8), ctx)
+    bon(BonConfig(ns=[1, 2, 4]), ctx)
     report(None, ctx)
     return run
 

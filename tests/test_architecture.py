@@ -195,7 +195,7 @@ def test_a_third_task_runs_through_every_stage(tmp_path: Path, tiny_llama_dir: P
                        "device": "cpu", "dtype": "float32"},
         "reward": {"backend": "classifier", "model": str(tiny_classifier_dir), "device": "cpu", "dtype": "float32"},
         "judge": {"name": "toy-note"},
-        "bon": {"ns": [1, 2], "subsets": 4},
+        "bon": {"ns": [1, 2]},
     }
     path = tmp_path / "toy.yaml"
     path.write_text(yaml.safe_dump(cfg))

@@ -21,7 +21,7 @@ def tiny_config(tmp_path: Path, tiny_llama_dir: Path, tiny_classifier_dir: Path,
         "attribution": {"receipts": True},
         "reward": {"backend": "classifier", "model": str(tiny_classifier_dir), "device": "cpu", "dtype": "float32"},
         "judge": {"name": "keyword"},
-        "bon": {"ns": [1, 2], "subsets": 4},
+        "bon": {"ns": [1, 2]},
         "audit": {"enabled": True, "max_examples": 2, **audit},
     }
     path = tmp_path / "tiny.yaml"

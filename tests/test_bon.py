@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from itertools import combinations
+
 import numpy as np
 import pandas as pd
+import pytest
 
-from alignment.bon import BonConfig, best_of_n, select
+from alignment.bon import BonConfig, best_of_n, headline_n, pick_weights, select
+from alignment.errors import UserError
 from alignment.strategies import REWARD_VARIANTS
 
 
@@ -28,20 +32,40 @@ def test_select_ties_go_to_lowest_index() -> None:
 
 def test_best_of_n_matches_closed_form() -> None:
     n = 8
-    out = best_of_n(synthetic(n=n), BonConfig(ns=[1, 2, 4, 8, 16], subsets=400))
+    out = best_of_n(synthetic(n=n), BonConfig(ns=[1, 2, 4, 8, 16]))
     assert sorted(out["N"].unique()) == [1, 2, 4, 8]  # N=16 exceeds the samples available
     rm = out[(out.reward == "rm") & (out.prompt == "orig")].set_index("N")
     # P(sample 0 in a random N-subset of n) = N / n, and it always wins when present.
-    for big_n in (1, 2, 4, 8):
-        assert abs(rm.loc[big_n, "metric"] - big_n / n) < 0.05
+    for big_n in (1, 2, 4, 8):  # exact, not a Monte Carlo estimate
+        assert rm.loc[big_n, "metric"] == pytest.approx(big_n / n, abs=1e-12)
     assert rm.loc[8, "metric"] == 1.0 and rm.loc[8, "metric_se"] == 0.0
     d = out[(out.reward == "rm_d") & (out.prompt == "orig")].set_index("N")
     assert d.loc[8, "ack"] == 1.0 and d.loc[8, "metric"] == 0.0
 
 
+def test_pick_weights_equal_enumerating_every_subset() -> None:
+    """Ties (0.5 twice, 2.0 twice) go to the lower index, as `select` does on each subset."""
+    rng = np.random.default_rng(0)
+    rewards = np.array([0.5, 2.0, 0.5, -1.0, 2.0, 3.0, 0.1])
+    for n in range(1, len(rewards) + 1):
+        counts = np.zeros(len(rewards))
+        subsets = list(combinations(range(len(rewards)), n))
+        for sub in subsets:
+            counts[select(rewards, list(sub))] += 1
+        assert pick_weights(rewards, n) == pytest.approx(counts / len(subsets), abs=1e-12)
+        assert pick_weights(rng.normal(size=9), min(n, 9)).sum() == pytest.approx(1.0)
+
+
+def test_headline_n_is_marked_and_defaults_to_half_the_samples() -> None:
+    assert [headline_n([1, 2, 4, 8, 16], m) for m in (16, 15, 8, 3, 1)] == [8, 4, 4, 2, 1]
+    assert headline_n([1, 2, 4, 8, 16], 16, chosen=16) == 16
+    with pytest.raises(UserError, match="headline_n"):
+        BonConfig(ns=[1, 2], headline_n=4)
+
+
 def test_variants_use_paired_subsets_and_are_deterministic() -> None:
-    a = best_of_n(synthetic(), BonConfig(ns=[2], subsets=16, seed=3))
-    b = best_of_n(synthetic(), BonConfig(ns=[2], subsets=16, seed=3))
+    a = best_of_n(synthetic(), BonConfig(ns=[2]))
+    b = best_of_n(synthetic(), BonConfig(ns=[2]))
     pd.testing.assert_frame_equal(a, b)
     got = a[a.prompt == "orig"].set_index("reward")
     # rm and rm_c rank identically here, so on the same subsets they must agree exactly.
@@ -51,7 +75,7 @@ def test_variants_use_paired_subsets_and_are_deterministic() -> None:
 def test_ack_comparison_intervals_and_paired_difference() -> None:
     from alignment.bon import ack_comparison, per_example
 
-    per = per_example(synthetic(n_examples=12), BonConfig(ns=[1, 8], subsets=50))
+    per = per_example(synthetic(n_examples=12), BonConfig(ns=[1, 8]))
     cmp = ack_comparison(per).set_index(["N", "reward"])
     top_d, top_rm = cmp.loc[(8, "rm_d")], cmp.loc[(8, "rm")]
     # rm_d always picks the acknowledging sample at N = 8, rm never does.
@@ -67,7 +91,7 @@ def test_report_shows_rm_and_augmented_variants_side_by_side() -> None:
     from alignment.bon import ack_comparison, per_example
     from alignment.report import ack_section
 
-    cmp = ack_comparison(per_example(synthetic(n_examples=6), BonConfig(ns=[1, 8], subsets=20)))
+    cmp = ack_comparison(per_example(synthetic(n_examples=6), BonConfig(ns=[1, 8])))
     text = "\n".join(ack_section(cmp))
     assert "| N | rm | rm_d | rm_c |" in text
     assert "| 8 | 0.0% [0.0, 0.0] | 100.0% [100.0, 100.0] |" in text
@@ -81,7 +105,7 @@ def test_ack_control_compares_original_with_counterfactual() -> None:
     # On counterfactual prompts no sample acknowledges: the original picks under rm_d (always the
     # acknowledging sample 1 at N = 8) exceed the control; under rm (never sample 1) they do not.
     table.loc[table["variant"] == "cf", "ack"] = False
-    ctl = ack_control_table(per_example(table, BonConfig(ns=[8], subsets=10))).set_index(["N", "reward"])
+    ctl = ack_control_table(per_example(table, BonConfig(ns=[8]))).set_index(["N", "reward"])
     d, rm = ctl.loc[(8, "rm_d")], ctl.loc[(8, "rm")]
     assert d["ack_orig"] == 1.0 and d["ack_cf"] == 0.0 and d["diff_low"] == 1.0 and d["exceeds_control"]
     assert rm["ack_orig"] == 0.0 and rm["diff"] == 0.0 and not rm["exceeds_control"]
@@ -99,3 +123,22 @@ def test_report_says_when_the_original_rate_does_not_exceed_the_control(tmp_path
     text = "\n".join(control_section(run))
     assert "original 33.3%" in text and "counterfactual control 33.3%" in text
     assert "the original rate does not exceed the control" in text
+
+
+def test_bon_stage_marks_the_headline_n_that_report_and_sweep_use(tmp_path) -> None:
+    from fake_run import fake_run
+
+    from alignment.bon import marked_headline
+    from alignment.sweep import headline
+
+    run = fake_run(tmp_path / "run", n_samples=4)  # ns [1, 2, 4]: 2 is the largest N with 2N <= 4
+    per = pd.read_parquet(run.path / "bon" / "per_example.parquet")
+    assert marked_headline(per) == 2 and set(per.loc[per["headline"], "N"]) == {2}
+    assert {c.name: c.n for c in headline(run.path)}["rm_d_vs_rm"] == 2
+    report = (run.path / "report.md").read_text()
+    assert "ack rate (BoN-2)" in report
+    # The control for the picks at that N, one line per reward variant, with its verdict.
+    ctl = pd.read_csv(run.path / "bon" / "ack_control.csv").set_index(["N", "reward"]).loc[(2, "rm_d")]
+    verdict = "exceeds the control" if ctl["exceeds_control"] else "does **not** exceed the control"
+    assert "Best-of-2 picks (the headline N):" in report
+    assert f"- under `rm_d`: original {100 * ctl['ack_orig']:.1f}%" in report and verdict in report

@@ -45,7 +45,7 @@ def tiny_config(path: Path, model: Path) -> Path:
         "attribution": {"receipts": True},
         "reward": {"backend": "judge", "model": str(model), "max_length": 2048, "batch_size": 2, **cpu},
         "judge": {"name": "keyword"},
-        "bon": {"ns": [1, 2], "subsets": 4},
+        "bon": {"ns": [1, 2]},
         "dpo": {"max_pairs": 4, "batch_size": 1, "eval_n_samples": 1, "max_new_tokens": 6, **cpu},
     }
     path.write_text(yaml.safe_dump(data))
@@ -201,6 +201,6 @@ def test_manifest_is_gone_while_a_stage_rewrites_its_data(tmp_path: Path, tiny_l
         return runner.Stage(s.name, fn, s.section, s.reads, s.inputs, s.enabled)
 
     monkeypatch.setattr(runner, "get_stage", spy)
-    change = {"score": "reward.batch_size=3", "bon": "bon.seed=5"}[stage]  # new key: the stage reruns
+    change = {"score": "reward.batch_size=3", "bon": "bon.headline_n=1"}[stage]  # new key: the stage reruns
     assert main(["run", str(cfg), "--out", str(out), "--quiet", "--set", change]) == 130
     assert seen == [False] and not (out / stage / "manifest.json").exists()

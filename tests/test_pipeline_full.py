@@ -18,7 +18,7 @@ def test_full_run_with_receipts(tmp_path: Path, tiny_llama_dir: Path) -> None:
         "attribution": {"receipts": True},
         "reward": {"backend": "judge", "model": str(tiny_llama_dir), "max_length": 2048},
         "judge": {"name": "keyword"},
-        "bon": {"ns": [1, 2], "subsets": 4},
+        "bon": {"ns": [1, 2]},
     }
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(cfg))

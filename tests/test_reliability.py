@@ -123,7 +123,7 @@ CASES: dict[str, Case] = {
     "config int above 2**63": lambda t: ["config", "show", cfg_file(t, f"task:\n  seed: {2**64}\n")],
     "config huge float int": lambda t: ["config", "show", cfg_file(t, f"generation:\n  temperature: {2**70}\n")],
     "config duplicate section": lambda t: ["config", "show", cfg_file(t, "generation:\n  n_samples: 2\ngeneration:\n  top_p: 0.5\n")],
-    "config duplicate field": lambda t: ["config", "show", cfg_file(t, "bon:\n  seed: 1\n  seed: 2\n")],
+    "config duplicate field": lambda t: ["config", "show", cfg_file(t, "bon:\n  ns: [1]\n  ns: [2]\n")],
     "config duplicate in list item": lambda t: ["config", "show", cfg_file(t, "x:\n  - {a: 1, a: 2}\n")],
     "config unknown section": lambda t: ["config", "show", cfg_file(t, {"generatoin": {}})],
     "config unknown field": lambda t: ["config", "show", cfg_file(t, {"generation": {"temp": 1}})],
@@ -192,7 +192,7 @@ CASES: dict[str, Case] = {
     "--set huge int": lambda t: ["config", "show", "--set", f"task.seed={BIG}"],
     "--set inf": lambda t: ["config", "show", "--set", "generation.temperature=.inf"],
     "--set 1e999": lambda t: ["config", "show", "--set", "dpo.beta=1e999"],
-    "--set duplicate key in value": lambda t: ["config", "show", "--set", "bon={seed: 1, seed: 2}"],
+    "--set duplicate key in value": lambda t: ["config", "show", "--set", "bon={ns: [1], ns: [2]}"],
     # ---- run / stage commands
     "run --out is a file": lambda t: ["run", tiny_cfg(t), "--out", cfg_file(t, "x", "file.txt"), "--quiet"],
     "build --out under a file": lambda t: ["build", tiny_cfg(t), "--out", cfg_file(t, "x", "file.txt") + "/run", "--quiet"],

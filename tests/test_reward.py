@@ -138,7 +138,7 @@ def test_simulated_policy_recovers_firing_rates(tmp_path) -> None:
 
     table = run.read("generate").merge(df, on=["example_id", "variant", "sample"])
     table["ack"] = table["text"].str.contains("book")
-    bon = best_of_n(table, BonConfig(ns=[1, 4], subsets=16))
+    bon = best_of_n(table, BonConfig(ns=[1, 4]))
     get = bon[bon.prompt == "orig"].set_index(["reward", "N"])
     # The plain RM hides acknowledgment as N grows (it penalises the admission).
     assert get.loc[("rm", 4), "ack"] < get.loc[("rm", 1), "ack"]

@@ -208,3 +208,29 @@ def test_unsupported_architecture_falls_back_once(tiny_tokenizer, capsys) -> Non
     shared.generate(CHATS[:2], seeds)
     assert shared.runtime["decoder"] == "repeat-cache"
     assert capsys.readouterr().err.count("'gpt2'") == 1  # said once, not per batch
+
+
+def test_prefill_reuses_a_shared_leading_run(pair, monkeypatch) -> None:
+    """Two prompts with the same long opening (like a Math Book original and its counterfactual):
+    the second runs only its own tokens, and its cache and logits equal a full prefill's."""
+    shared, naive = pair
+    book = "Problem 1: 2 + 2 = ? Solution: 4. Problem 2: 3 + 5 = ? Solution: 8. "
+    chats = [chat_for("Tutor.", book + "Your question: 3 + 5?"), chat_for("Tutor.", book + "Your question: 7 - 1?")]
+    prompts = _prompt_ids(shared, chats)
+    common = sp.common_length(*prompts)
+    assert common >= sp.MIN_SHARED
+    calls: list[int] = []
+    real = sp.prefill_from
+    monkeypatch.setattr(sp, "prefill_from", lambda m, b, n, ids: (calls.append(n), real(m, b, n, ids))[1])
+    got = sp.prefill_all(shared.model, prompts)
+    assert calls == [common]
+    full = sp.prefill(shared.model, prompts[1])
+    assert got[1].length == len(prompts[1])
+    for a, b in zip(got[1].keys + got[1].values + [got[1].logits], full.keys + full.values + [full.logits], strict=True):
+        assert (a - b).abs().max() < 1e-4
+    seeds = [[1, 2, 3], [4, 5]]
+    assert shared.generate(chats, seeds) == naive.generate(chats, seeds)
+    assert shared.generate(chats, seeds, greedy=True) == naive.generate(chats, seeds, greedy=True)
+    # A prompt that is entirely the start of an earlier one still runs its last token.
+    again = sp.prefill_all(shared.model, [prompts[0], prompts[0]])
+    assert (again[1].logits - again[0].logits).abs().max() < 1e-4 and calls[-1] == len(prompts[0]) - 1

@@ -20,7 +20,7 @@ def test_sweep_runs_each_seed_and_summarises(tmp_path: Path, tiny_llama_dir: Pat
         "task": {"name": "mathbook", "source": "synthetic", "n_examples": 2},
         "generation": {"model": str(tiny_llama_dir), "n_samples": 2, "max_new_tokens": 6, "batch_size": 8},
         "reward": {"backend": "judge", "model": str(tiny_llama_dir), "max_length": 2048},
-        "bon": {"ns": [1, 2], "subsets": 4},
+        "bon": {"ns": [1, 2]},
     }
     path = tmp_path / "tiny.yaml"
     path.write_text(yaml.safe_dump(cfg))
@@ -30,7 +30,7 @@ def test_sweep_runs_each_seed_and_summarises(tmp_path: Path, tiny_llama_dir: Pat
     # Each seed is its own run with every seeded section moved to that seed.
     for seed in (0, 3):
         run = yaml.safe_load((out / f"seed-{seed}" / "config.yaml").read_text())
-        assert [run[s]["seed"] for s in ("task", "generation", "attribution", "bon")] == [seed] * 4
+        assert [run[s]["seed"] for s in ("task", "generation", "attribution")] == [seed] * 3
         assert (out / f"seed-{seed}" / "report.md").is_file()
         assert not (out / f"seed-{seed}" / "dpo-train").exists()  # stops after what the headline needs
     a = pd.read_parquet(out / "seed-0" / "generate" / "data.parquet")

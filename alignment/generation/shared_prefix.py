@@ -6,7 +6,10 @@ the prompt cache per sample and grows it by concatenation, so with a 1,500-token
 samples each step reads (and re-copies) about a gigabyte that is identical in every row.
 
 Here each distinct prompt is prefilled once with the model's own forward (a transformers
-`DynamicCache`); its keys and values are kept once per layer. Decoding then runs an explicit
+`DynamicCache`); its keys and values are kept once per layer. A prompt that begins with the
+same tokens as one prefilled before it in the batch (Math Book's original and counterfactual
+prompts share the chat header and most of the book) runs the model only on the rest, attending
+to the earlier prompt's cache for the shared tokens (`prefill_all`). Decoding then runs an explicit
 forward over the model's own modules (embedding, per-layer norms, q/k/v/o projections, rotary
 embedding, MLP, final norm, lm_head), so no transformers internals are patched. Attention of a
 new token is split in two parts and merged exactly by log-sum-exp:
@@ -64,6 +67,49 @@ def prefill(model: Any, ids: list[int]) -> Prefix:
     out = model(input_ids=x, use_cache=True, logits_to_keep=1)
     layers = out.cache.layers
     return Prefix([la.keys[0] for la in layers], [la.values[0] for la in layers], out.logits[0, -1])
+
+
+MIN_SHARED = 16  # shorter common runs are prefilled again: too little to save
+
+
+def common_length(a: list[int], b: list[int]) -> int:
+    """Number of leading tokens `a` and `b` share.
+
+    >>> common_length([1, 2, 3, 4], [1, 2, 5]), common_length([1], [2]), common_length([1, 2], [1, 2])
+    (2, 0, 2)
+    """
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+@torch.inference_mode()
+def prefill_from(model: Any, base: Prefix, shared: int, ids: list[int]) -> Prefix:
+    """Prefill `ids`, whose first `shared` tokens are `base`'s: only the rest runs, attending to
+    `base`'s cache of those tokens (`base` itself is not changed)."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache(config=model.config)
+    for i, (k, v) in enumerate(zip(base.keys, base.values, strict=True)):
+        cache.update(k[None, :, :shared], v[None, :, :shared], i)
+    x = torch.tensor([ids[shared:]], device=model.device)
+    pos = torch.arange(shared, len(ids), device=model.device)[None]
+    out = model(input_ids=x, position_ids=pos, cache=cache, use_cache=True, logits_to_keep=1)
+    layers = out.cache.layers
+    return Prefix([la.keys[0] for la in layers], [la.values[0] for la in layers], out.logits[0, -1])
+
+
+def prefill_all(model: Any, prompts: list[list[int]]) -> list[Prefix]:
+    """One prefix per prompt; each reuses the longest leading run it shares with an earlier one
+    (at least `MIN_SHARED` tokens, and never the last token, whose logits are needed)."""
+    out: list[Prefix] = []
+    for j, ids in enumerate(prompts):
+        shared, base = max(((min(common_length(prompts[i], ids), len(ids) - 1), i) for i in range(j)), default=(0, -1))
+        out.append(prefill_from(model, out[base], shared, ids) if shared >= MIN_SHARED else prefill(model, ids))
+    return out
 
 
 class Batch:
@@ -171,7 +217,7 @@ def decode(
     `pick(logits, rows)` chooses the next token of each listed row from its logits (float32 on
     CPU), so a row's choices depend on nothing but its own logits and its own random stream.
     """
-    prefixes = [prefill(model, ids) for ids in prompts]
+    prefixes = prefill_all(model, prompts)
     order = sorted(range(len(row_prompt)), key=lambda r: row_prompt[r])  # group rows by prompt
     batch = Batch(model, prefixes, [row_prompt[r] for r in order], max_new_tokens - 1)
     logits = torch.stack([prefixes[row_prompt[r]].logits for r in order])

@@ -1,6 +1,7 @@
 """`alignment bon CONFIG --out DIR`: best-of-N curves and the acknowledgment comparison.
 
-Reads `generate/`, `score/` and `ack/`, writes `bon/bon.csv` (and `data.parquet`),
+Reads `generate/`, `score/` and `ack/`, writes `bon/bon.csv` (and `data.parquet`; its
+`headline` column marks the N of the headline, `alignment.bon.headline_n`),
 `bon/per_example.parquet`, `bon/ack_comparison.csv`, `bon/ack_control.csv` (original vs
 counterfactual acknowledgment of the picks, the control) and `bon/bon.png` (`alignment.bon`).
 """
@@ -9,7 +10,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from alignment.bon import BonConfig, ack_comparison, ack_control_table, per_example, plot, summarize
+from alignment.bon import (
+    BonConfig,
+    ack_comparison,
+    ack_control_table,
+    headline_n,
+    per_example,
+    plot,
+    summarize,
+)
 from alignment.context import Context
 from alignment.store import write_parquet, write_text
 
@@ -22,8 +31,13 @@ def bon_table(ctx: Context) -> pd.DataFrame:
 
 
 def bon(cfg: BonConfig, ctx: Context) -> dict[str, int]:
-    per = per_example(bon_table(ctx), cfg)
+    table = bon_table(ctx)
+    per = per_example(table, cfg)
     df = summarize(per)
+    # The N that the report's headline and `alignment sweep` compare at, marked in the outputs.
+    sampled = table[table["sample"] >= 0].groupby(["example_id", "variant"]).size()
+    n_head = headline_n(cfg.ns, int(sampled.min()) if len(sampled) else 0, cfg.headline_n)
+    per["headline"], df["headline"] = per["N"] == n_head, df["N"] == n_head
     folder = ctx.folder("bon")
     write_text(folder / "bon.csv", df.to_csv(index=False))
     write_parquet(folder / "data.parquet", df)
@@ -31,4 +45,4 @@ def bon(cfg: BonConfig, ctx: Context) -> dict[str, int]:
     write_text(folder / "ack_comparison.csv", ack_comparison(per).to_csv(index=False))
     write_text(folder / "ack_control.csv", ack_control_table(per).to_csv(index=False))
     plot(df, ctx.task.metric_label, folder / "bon.png")
-    return {"rows": len(df)}
+    return {"rows": len(df), "headline_n": n_head}
