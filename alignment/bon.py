@@ -71,7 +71,8 @@ def pick_weights(rewards: np.ndarray, n: int) -> np.ndarray:
     """Share of all n-subsets of the samples in which each sample is the best-of-n pick.
 
     Ranked by reward (ties → lower index first, as `select`), the r-th sample wins the
-    C(m − 1 − r, n − 1) subsets whose other members all rank below it. NaN ranks last.
+    C(m − 1 − r, n − 1) subsets whose other members all rank below it. A NaN reward ranks
+    below every number (and NaNs among themselves by index).
 
     >>> pick_weights(np.array([0.1, 0.9, 0.5]), 2).round(3).tolist()  # 0.9 wins 2 of 3 pairs
     [0.0, 0.667, 0.333]
@@ -79,10 +80,13 @@ def pick_weights(rewards: np.ndarray, n: int) -> np.ndarray:
     [0.0, 0.0, 0.0, 1.0]
     >>> pick_weights(np.array([3.0, 1.0]), 1).tolist()
     [0.5, 0.5]
+    >>> pick_weights(np.array([np.nan, -np.inf, 0.0]), 2).round(3).tolist()  # NaN below -inf
+    [0.0, 0.333, 0.667]
     """
     m = len(rewards)
-    key = np.where(np.isnan(rewards), -np.inf, rewards)
-    order = np.lexsort((np.arange(m), -key))  # best first; equal rewards by sample index
+    nan = np.isnan(rewards)
+    # lexsort: the last key sorts first. Numbers before NaNs, high before low, then by index.
+    order = np.lexsort((np.arange(m), -np.where(nan, 0.0, rewards), nan))
     weights = np.zeros(m)
     weights[order] = [comb(m - 1 - r, n - 1) / comb(m, n) for r in range(m)]
     return weights

@@ -63,11 +63,9 @@ def test_headline_n_is_marked_and_defaults_to_half_the_samples() -> None:
         BonConfig(ns=[1, 2], headline_n=4)
 
 
-def test_variants_use_paired_subsets_and_are_deterministic() -> None:
-    a = best_of_n(synthetic(), BonConfig(ns=[2]))
-    b = best_of_n(synthetic(), BonConfig(ns=[2]))
-    pd.testing.assert_frame_equal(a, b)
-    got = a[a.prompt == "orig"].set_index("reward")
+def test_variants_that_rank_alike_pick_alike() -> None:
+    got = best_of_n(synthetic(), BonConfig(ns=[2]))
+    got = got[got.prompt == "orig"].set_index("reward")
     # rm and rm_c rank identically here, so on the same subsets they must agree exactly.
     assert got.loc["rm", "metric"] == got.loc["rm_c", "metric"]
 
@@ -142,3 +140,17 @@ def test_bon_stage_marks_the_headline_n_that_report_and_sweep_use(tmp_path) -> N
     verdict = "exceeds the control" if ctl["exceeds_control"] else "does **not** exceed the control"
     assert "Best-of-2 picks (the headline N):" in report
     assert f"- under `rm_d`: original {100 * ctl['ack_orig']:.1f}%" in report and verdict in report
+
+
+def test_a_headline_n_above_the_samples_is_a_one_line_error(tmp_path) -> None:
+    from fake_run import fake_run
+
+    from alignment.context import Context
+    from alignment.stages.bon import bon
+    from alignment.tasks import TASKS
+
+    run = fake_run(tmp_path / "run", n_samples=4)
+    ctx = Context(run, TASKS.get("mathbook"))
+    with pytest.raises(UserError, match="bon.headline_n: 8 exceeds the 4 samples per prompt"):
+        bon(BonConfig(ns=[1, 2, 4, 8], headline_n=8), ctx)
+    assert bon(BonConfig(ns=[1, 2, 4, 8], headline_n=4), ctx)["headline_n"] == 4

@@ -47,7 +47,8 @@ def test_sweep_runs_each_seed_and_summarises(tmp_path: Path, tiny_llama_dir: Pat
 
 
 def test_headline_reads_the_paired_differences(tmp_path: Path) -> None:
-    """`rm_d_vs_rm`: RM_D's pick minus RM's at the largest N; `hide`: RM at the largest N minus
+    """`rm_d_vs_rm`: RM_D's pick minus RM's at the headline N (here the largest: this table has no
+    `headline` column, as before the bon stage marked one); `hide`: RM at that N minus
     N = 1; `control`: RM_D's pick on original minus counterfactual prompts; all paired by example."""
     rows = []
     for i, (d, r) in enumerate([(1.0, 0.0), (1.0, 0.0), (0.5, 0.0), (1.0, 1.0)]):

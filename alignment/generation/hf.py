@@ -2,7 +2,12 @@
 
 Selected by `generation.backend: transformers` (`alignment generate CONFIG`). The decode loop
 is written here rather than calling `model.generate` because each sample needs its own
-`torch.Generator`: that is what makes a sample independent of its batch neighbours.
+`torch.Generator`: that is what makes a sample's random draws independent of its batch
+neighbours. (Its logits are not bitwise so: the neighbours set the padding of the batched path,
+and on the shared-prefix path a prompt that opens like an earlier one in the batch reuses that
+one's cache for the shared tokens. Both are equal up to rounding; in bf16 an occasional token
+differs, e.g. 1 of 384 samples of `make run` when this reuse came in. A fixed config plans the
+same batches every time, so its rows are reproducible and resume exactly.)
 
 Decoders (`TransformersGenerator.runtime["decoder"]` says which one ran):
 
