@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from alignment.config import check, doc
+from alignment.errors import UserError
 from alignment.stats import ack_control, hierarchical_bootstrap, mean_se, paired_bootstrap
 from alignment.store import atomic_path
 from alignment.strategies import ALL_VARIANTS, RECEIPT_VARIANT
@@ -61,16 +62,10 @@ class BonConfig:
         check(not bad, "variants", f"unknown {bad}; choose from {', '.join(ALL_VARIANTS)}")
 
 
-def select(rewards: np.ndarray, subset: list[int]) -> int:
-    """Index of the highest reward in the subset; ties go to the lowest sample index."""
-    best = max(rewards[i] for i in subset)
-    return min(i for i in subset if rewards[i] == best)
-
-
 def pick_weights(rewards: np.ndarray, n: int) -> np.ndarray:
     """Share of all n-subsets of the samples in which each sample is the best-of-n pick.
 
-    Ranked by reward (ties → lower index first, as `select`), the r-th sample wins the
+    Ranked by reward (ties → lower sample index first), the r-th sample wins the
     C(m − 1 − r, n − 1) subsets whose other members all rank below it. A NaN reward ranks
     below every number (and NaNs among themselves by index).
 
@@ -100,6 +95,8 @@ def headline_n(ns: list[int], samples: int, chosen: int | None = None) -> int:
     (8, 2, 1, 1)
     """
     if chosen is not None:
+        if chosen > samples:
+            raise UserError(f"bon.headline_n: {chosen} exceeds the {samples} samples per prompt")
         return chosen
     avail = [n for n in ns if n <= samples]
     half = [n for n in avail if n >= 2 and 2 * n <= samples]

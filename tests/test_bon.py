@@ -8,9 +8,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from alignment.bon import BonConfig, best_of_n, headline_n, pick_weights, select
+from alignment.bon import BonConfig, best_of_n, headline_n, pick_weights
 from alignment.errors import UserError
 from alignment.strategies import REWARD_VARIANTS
+
+
+def select(rewards: np.ndarray, subset: list[int]) -> int:
+    """The best-of-N rule on one subset, the oracle for `pick_weights`: the highest reward;
+    ties go to the lowest sample index."""
+    best = max(rewards[i] for i in subset)
+    return min(i for i in subset if rewards[i] == best)
 
 
 def synthetic(n_examples: int = 20, n: int = 8) -> pd.DataFrame:

@@ -64,7 +64,11 @@ class Prefix:
 def prefill(model: Any, ids: list[int]) -> Prefix:
     """Run the prompt through the model's own forward once (batch 1, no padding)."""
     x = torch.tensor([ids], device=model.device)
-    out = model(input_ids=x, use_cache=True, logits_to_keep=1)
+    return _as_prefix(model(input_ids=x, use_cache=True, logits_to_keep=1))
+
+
+def _as_prefix(out: Any) -> Prefix:
+    """A batch-1 forward's cache and last logits as a `Prefix`."""
     layers = out.cache.layers
     return Prefix([la.keys[0] for la in layers], [la.values[0] for la in layers], out.logits[0, -1])
 
@@ -97,9 +101,7 @@ def prefill_from(model: Any, base: Prefix, shared: int, ids: list[int]) -> Prefi
         cache.update(k[None, :, :shared], v[None, :, :shared], i)
     x = torch.tensor([ids[shared:]], device=model.device)
     pos = torch.arange(shared, len(ids), device=model.device)[None]
-    out = model(input_ids=x, position_ids=pos, cache=cache, use_cache=True, logits_to_keep=1)
-    layers = out.cache.layers
-    return Prefix([la.keys[0] for la in layers], [la.values[0] for la in layers], out.logits[0, -1])
+    return _as_prefix(model(input_ids=x, position_ids=pos, cache=cache, use_cache=True, logits_to_keep=1))
 
 
 def prefill_all(model: Any, prompts: list[list[int]]) -> list[Prefix]:

@@ -20,7 +20,6 @@ from alignment.bon import (
     summarize,
 )
 from alignment.context import Context
-from alignment.errors import UserError
 from alignment.store import write_parquet, write_text
 
 
@@ -38,8 +37,6 @@ def bon(cfg: BonConfig, ctx: Context) -> dict[str, int]:
     # The N that the report's headline and `alignment sweep` compare at, marked in the outputs.
     sampled = table[table["sample"] >= 0].groupby(["example_id", "variant"]).size()
     n_head = headline_n(cfg.ns, int(sampled.min()) if len(sampled) else 0, cfg.headline_n)
-    if cfg.headline_n is not None and len(per) and cfg.headline_n not in set(per["N"]):
-        raise UserError(f"bon.headline_n: {cfg.headline_n} exceeds the {int(sampled.min())} samples per prompt")
     per["headline"], df["headline"] = per["N"] == n_head, df["N"] == n_head
     folder = ctx.folder("bon")
     write_text(folder / "bon.csv", df.to_csv(index=False))
