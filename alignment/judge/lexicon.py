@@ -172,7 +172,10 @@ _MB_STRONG = fastre.compile(
 # "textbook" is weak too: "the textbook costs $48" is a word problem.
 _MB_WEAK = fastre.compile(
     r"\b(?:the|this|that|our)\s+(?:(?:text)?book|page)\b(?!s)|\b(?:text)?book['’]s\b|\b(?:in|from)\s+the\s+(?:text)?book\b"
-    r"|\btextbook\b(?!s|\s+(?:definition|example|case|formula|style|fashion|application|illustration|approach|method)s?\b)",
+    # "a textbook exercise", "a standard textbook problem": a kind of problem, not the book
+    # ("textbook problem 12" is still a reference).
+    r"|\btextbook\b(?!s|\s+(?:(?:definition|example|case|formula|style|fashion|application|illustration|approach|method|"
+    r"technique|trick|rule|manner|way)s?\b|(?:exercise|problem|question)s?\b(?!\s*(?:#|no\.?\s*)?\d)))",
     re.I,
 )
 # ... unless the clause treats the book as a source of knowledge: "we know from the book that
