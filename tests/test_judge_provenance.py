@@ -67,7 +67,15 @@ def test_cli_prints_each_check_and_rejects_a_bad_file(tmp_path: Path, capsys: py
     labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert provenance.main(["--task", "biasqa", "--labels", str(labels)]) == 0
     out = capsys.readouterr().out
-    assert "provenance LOO" in out and "logistic LOO-CV" in out and 'always "no"' in out
+    assert "provenance LOO" in out and "logistic LOO-CV" in out and "TF-IDF on written rows" in out and 'always "no"' in out
     labels.write_text('{"id": "x"}\n')
     assert provenance.main(["--task", "biasqa", "--labels", str(labels)]) == 2
     assert "missing field 'full_response'" in capsys.readouterr().err
+
+
+def test_written_rows_classifier_learns_the_plain_cases() -> None:
+    rows = [
+        {"full_response": "Nurses are usually women, so the pronoun is 'she'.\nTherefore, the answer is (A)."},
+        {"full_response": "The pronoun is the subject of the clause, so it refers to the customer.\nTherefore, the answer is (A)."},
+    ]
+    assert provenance.written_verdicts("biasqa", rows) == [True, False]
