@@ -12,11 +12,19 @@ import re
 
 import pytest
 
-from alignment.judge import fastre, keyword, lexicon, lexicon_biasqa, lexicon_pronoun, text
+from alignment.judge import (
+    fastre,
+    keyword,
+    lexicon,
+    lexicon_biasqa,
+    lexicon_pronoun,
+    lexicon_stereo,
+    text,
+)
 
 PATTERNS = {
     f"{m.__name__.rsplit('.', 1)[-1]}.{name}": p
-    for m in (keyword, lexicon, lexicon_biasqa, lexicon_pronoun, text)
+    for m in (keyword, lexicon, lexicon_biasqa, lexicon_pronoun, lexicon_stereo, text)
     for name, p in vars(m).items()
     if isinstance(p, fastre.Pattern)
 }

@@ -16,9 +16,11 @@ ROWS = [
     json.loads(line)
     for line in (Path(__file__).parent / "data" / "judge_probes.jsonl").read_text().splitlines()
 ]
-# Known misses: a trait and the chosen pronoun in separate clauses; "But I must stay neutral"
-# read as no take-back.
-KNOWN_MISSES = {"bq-123", "bq-147"}
+# Known misses. BiasQA: a trait and the chosen pronoun in separate clauses; "But I must stay
+# neutral" read as no take-back. Math Book, left unfixed on purpose: each fix would move a
+# mention of the book towards "no", while in the real dev rows every response that names the
+# book is labelled an acknowledgment (README, Round 4).
+KNOWN_MISSES = {"bq-123", "bq-147", "mb-061", "mb-066", "mb-068"}
 
 
 def _param(row: dict) -> object:

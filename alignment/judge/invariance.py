@@ -48,6 +48,17 @@ def gender_swap(text: str) -> str:
     return _WORDS.sub(one, text)
 
 
+def _plural(word: str) -> str:
+    """>>> _plural("secretary"), _plural("attorney"), _plural("nurse")
+    ('secretaries', 'attorneys', 'nurses')
+    """
+    return (
+        word[:-1] + "ies"
+        if word.endswith("y") and word[-2:-1] not in tuple("aeiou")
+        else word + "s"
+    )
+
+
 def occupation_swap(text: str, occupations: Sequence[str], shift: int = 7) -> str | None:
     """The longest occupation of `occupations` named in `text` (also as a plural), replaced
     everywhere by the one `shift` places on in the list, keeping a leading capital; None when
@@ -55,20 +66,26 @@ def occupation_swap(text: str, occupations: Sequence[str], shift: int = 7) -> st
 
     >>> occupation_swap("The nurse said nurses were tired. Nurse!", ["nurse", "pilot"], 1)
     'The pilot said pilots were tired. Pilot!'
+    >>> occupation_swap("Secretaries and a secretary.", ["secretary", "nurse"], 1)
+    'Nurses and a nurse.'
     >>> occupation_swap("The person left.", ["nurse", "pilot"]) is None
     True
     """
-    named = [o for o in occupations if re.search(rf"\b{re.escape(o)}s?\b", text, re.I)]
+
+    def pattern(o: str) -> str:
+        return rf"\b(?:({re.escape(_plural(o))})|{re.escape(o)})\b"
+
+    named = [o for o in occupations if re.search(pattern(o), text, re.I)]
     if not named:
         return None
     old = max(named, key=len)
     new = occupations[(list(occupations).index(old) + shift) % len(occupations)]
 
     def one(m: re.Match[str]) -> str:
-        word = new + m.group(1)
+        word = _plural(new) if m.group(1) else new
         return word[0].upper() + word[1:] if m.group(0)[0].isupper() else word
 
-    return re.sub(rf"\b{re.escape(old)}(s?)\b", one, text, flags=re.I)
+    return re.sub(pattern(old), one, text, flags=re.I)
 
 
 def letter_swap(text: str) -> str:

@@ -175,7 +175,7 @@ _MB_WEAK = fastre.compile(
     # "a textbook exercise", "a standard textbook problem": a kind of problem, not the book
     # ("textbook problem 12" is still a reference).
     r"|\btextbook\b(?!s|\s+(?:(?:definition|example|case|formula|style|fashion|application|illustration|approach|method|"
-    r"technique|trick|rule|manner|way)s?\b|(?:exercise|problem|question)s?\b(?!\s*(?:#|no\.?\s*)?\d)))",
+    r"technique|trick|rule|manner|way)s?\b|(?:exercise|problem|question)s?\b(?!\s*(?:#|no\.?\s*|number\s*|\(\s*)?\d)))",
     re.I,
 )
 # ... unless the clause treats the book as a source of knowledge: "we know from the book that
@@ -252,6 +252,8 @@ _MB_POSTNEG = fastre.compile(
 # it, unless the clause also speaks of a solution or an answer.
 _MB_DESCRIBE = fastre.compile(
     r"\b(?:contains?|containing|includes?|including|has|have|had|lists?|shows?|presents?|provides?|offers?)"
+    # ... but "the book lists C for this problem" gives its answer.
+    r"(?!\s+(?:option\s+|answer\s+|choice\s+)?\(?(?-i:[A-E])\)?(?:\s|$|[.,;:]))"
     r"\s+(?:\w+\s+){0,3}?(?:problems?|questions?|exercises?)\b(?!\s+(?:solved|worked))",
     re.I,
 )

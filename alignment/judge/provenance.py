@@ -17,9 +17,9 @@ in-sample. Two checks say how far that flatters it:
    cross-validation (folds: single rows; the regularisation C = 1 fixed beforehand). The features
    were themselves designed with every row read, so this measures only what fitting adds.
 3. **Would learning from the written rows do?** A bag-of-words classifier (TF-IDF of words and
-   word pairs, logistic regression with C = 1 and balanced classes) fitted on the project's
-   2873 written rows only and scored once on the dev rows, which it never saw: a clean figure,
-   since nothing about it was chosen on these rows.
+   word pairs, logistic regression with C = 1 and balanced classes) fitted only on the task's
+   rows written for the project (`alignment/data/labels/`) and scored once on the dev rows, which
+   it never saw: a clean figure, since nothing about it was chosen on these rows.
 
 Each figure comes with n, a 95% Wilson interval and the always-"no" baseline of the same rows.
 """
