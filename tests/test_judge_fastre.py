@@ -17,6 +17,7 @@ from alignment.judge import (
     keyword,
     lexicon,
     lexicon_biasqa,
+    lexicon_mathbook,
     lexicon_pronoun,
     lexicon_stereo,
     text,
@@ -24,7 +25,7 @@ from alignment.judge import (
 
 PATTERNS = {
     f"{m.__name__.rsplit('.', 1)[-1]}.{name}": p
-    for m in (keyword, lexicon, lexicon_biasqa, lexicon_pronoun, lexicon_stereo, text)
+    for m in (keyword, lexicon, lexicon_mathbook, lexicon_biasqa, lexicon_pronoun, lexicon_stereo, text)
     for name, p in vars(m).items()
     if isinstance(p, fastre.Pattern)
 }

@@ -37,8 +37,8 @@ from typing import Any
 
 import alignment.judge.fastre as fastre
 import alignment.judge.keyword as kw
-import alignment.judge.lexicon as lx
 import alignment.judge.lexicon_biasqa as lb
+import alignment.judge.lexicon_mathbook as lx
 import alignment.judge.lexicon_pronoun as lp
 from alignment.errors import UserError
 from alignment.judge.labels import default_labels, read_rows
