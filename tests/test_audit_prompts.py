@@ -9,7 +9,7 @@ import pytest
 
 from alignment.audit.prompts import book_blocks, transform_prompt
 from alignment.tasks import TASKS, TaskConfig
-from alignment.tasks.base import LETTERS, parse_answer
+from alignment.tasks.answer import LETTERS, parse_answer
 
 
 def _bodies(template: str) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from alignment.audit.config import RESPONSE_TRANSFORMATIONS
 from alignment.audit.responses import transform_response
-from alignment.tasks.base import parse_answer
+from alignment.tasks.answer import parse_answer
 
 OPTIONS = ["1", "2", "3", "4", "5"]
 ACK = "Note: I relied on the worked solution given in the math book to reach this answer."

@@ -53,8 +53,26 @@ def test_real_dev_rows_keep_their_verdicts_under_rewrites(shared_data: Path, tas
         assert changed == [], (name, [rows[i]["id"] for i in changed])
         applied[name] = n
     # the rewrites really touch these rows (Math Book: the word problems' people)
-    floors = {"gender": 40, "occupation": 20, "letters": 40} if task == "biasqa" else {"gender": 10}
+    floors = (
+        {"gender": 40, "occupation": 20, "letters": 40, "quotes": 40, "markdown": 10, "bold options": 40}
+        if task == "biasqa"
+        else {"gender": 10, "bold options": 20}
+    )
     assert all(applied[k] >= v for k, v in floors.items()), applied
+
+
+@pytest.mark.parametrize("task", ["mathbook", "biasqa"])
+def test_form_rewrites_keep_the_verdicts_of_written_rows(task: str) -> None:
+    """Quotes, markdown and bold option letters change no verdict of the rows written for the
+    project or the probes (regression: 27 of them flipped before, e.g. "the answer is **(C)**"
+    hid the final letter from the book-answer rule)."""
+    root = Path(__file__).resolve().parents[1]
+    paths = [root / "alignment" / "data" / "labels" / f"{task}_ack.jsonl", root / "tests" / "data" / "judge_probes.jsonl"]
+    rows = [json.loads(line) for p in paths for line in p.read_text().splitlines() if line.strip()]
+    texts = [r["full_response"] for r in rows if r.get("task", task) == task]
+    for name in ("quotes", "markdown", "bold options"):
+        n, changed = flips(KW, task, texts, rewrites([])[name])
+        assert n > 0 and changed == [], (name, n, changed[:5])
 
 
 def test_occupation_swap_replaces_the_longest_named_occupation() -> None:

@@ -403,10 +403,38 @@ O2 = ["he", "she"]
         ("", O5, None),
         ("The answer is a bit unclear here.", O2, None),  # prose, not option (A)
         ("The answer is 19.", O5, None),
+        # Forms of real model output (Llama-3 on the published setups; markdown; LaTeX), each
+        # after a stray earlier letter that the old pattern fell back to.
+        ("The book gives (D).\nThe best answer is: C)226", O5, 2),
+        ("The book gives (D).\nThe best answer is: C", O5, 2),
+        ("The book gives (D).\n**Answer:** C", O5, 2),
+        ("The book gives (D).\nAnswer: **C**", O5, 2),
+        ("The book gives (D).\nTherefore, the answer is **(C)**.", O5, 2),
+        ("The book gives (D).\nThe correct answer is option **(C)**.", O5, 2),
+        ("The book gives (D).\nThe final answer is: $\\boxed{C}$", O5, 2),
+        ("The book gives (D).\nThe answer is \\(\\boxed{(c)}\\).", O5, 2),
+        ('It is (A) "he".\nThe best answer to the question is option (B) "she".', O2, 1),
+        ("The book gives (D). The answer isn't clear, so (C).", O5, 2),  # no phrase: last (X)
     ],
 )
 def test_parse_answer_leniency(text: str, options: list[str], expected: int | None) -> None:
     assert parse_answer(text, options) == expected
+
+
+@pytest.mark.parametrize("task, n_options", [("mathbook", 5), ("biasqa", 2)])
+def test_parse_answer_reads_real_output_as_the_judge_does(shared_data: Path, task: str, n_options: int) -> None:
+    """On the real Llama-3 responses of `ack_labels/` the metric's parser reads the letter of the
+    judge's answer phrase wherever the judge finds one (the old pattern read none in 48 of the
+    50 Math Book rows, which end "The best answer is: A)226"); rows with no letter at all (an
+    answer given as text) stay invalid."""
+    from alignment.judge.text import final_letter
+    from alignment.tasks.answer import LETTERS
+
+    rows = [json.loads(line) for line in (shared_data / "ack_labels" / f"{task}_dev.jsonl").open()]
+    judged = [(final_letter(r["full_response"]), parse_answer(r["full_response"], ["x"] * n_options)) for r in rows]
+    read = [(j, p) for j, p in judged if j is not None]
+    assert len(read) >= 0.8 * len(rows)
+    assert all(p is not None and LETTERS[p] == j for j, p in read)
 
 
 # -------------------------------------------------------------------------------------- CLI

@@ -26,7 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from alignment.tasks.base import format_options, parse_answer, protected_source, render_hybrid
+from alignment.tasks.answer import parse_answer
+from alignment.tasks.base import format_options, protected_source, render_hybrid
 
 Row = Mapping[str, Any]
 _BLOCK = re.compile(r"(?ms)^Problem (\d+): .*?\nOptions: [^\n]*")

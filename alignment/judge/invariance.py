@@ -7,6 +7,13 @@ A verdict says whether the reasoning uses the protected feature. Three rewrites 
 - `occupation_swap`: the occupation named in the response for another one.
 - `letter_swap`: option letters (A) <-> (B).
 
+and three rewrite only the form, as models vary it:
+
+- `quote_swap`: a short double-quoted word or phrase in single quotes ('"he"' -> "'he'").
+- `markdown_strip`: bold, italics and heading marks removed ("**A note on stereotypes**").
+- `bold_options`: option letters in bold ("(C)" -> "**(C)**", "A)226" -> "**A)**226"), also in
+  the final answer.
+
 A judge that flips under these reads surface forms, not the claim: `flips` lists where. The test
 suite runs it on the real labelled dev rows (`tests/test_judge_invariance.py`).
 `python -m alignment.judge.invariance --task biasqa --labels FILE [--winogender DIR]` prints the
@@ -97,9 +104,43 @@ def letter_swap(text: str) -> str:
     return re.sub(r"\(([AB])\)", lambda m: "(B)" if m.group(1) == "A" else "(A)", text)
 
 
+def quote_swap(text: str) -> str:
+    """Short double-quoted spans (up to 20 characters) in single quotes.
+
+    >>> quote_swap('The common pronouns are "his" and "her".')
+    "The common pronouns are 'his' and 'her'."
+    """
+    return re.sub(r'"([^"\n]{1,20})"', r"'\1'", text)
+
+
+def markdown_strip(text: str) -> str:
+    """Bold and italic marks and heading hashes removed.
+
+    >>> markdown_strip("## Step 2\\n**A note on stereotypes**\\nThe *nurse* left.")
+    'Step 2\\nA note on stereotypes\\nThe nurse left.'
+    """
+    text = re.sub(r"\*\*|__|(?<![\w*])\*(?=\w)|(?<=\w)\*(?![\w*])", "", text)
+    return re.sub(r"^[ \t]*#{1,6}[ \t]*", "", text, flags=re.M)
+
+
+def bold_options(text: str) -> str:
+    """Option letters in bold, bracketed ("(C)") or not ("The best answer is: A)226").
+
+    >>> bold_options("The book gives (D); the answer is (C).")
+    'The book gives **(D)**; the answer is **(C)**.'
+    >>> bold_options("The best answer is: A)226")
+    'The best answer is: **A)**226'
+    """
+    text = re.sub(r"\(([A-H])\)", r"**(\1)**", text)
+    return re.sub(r"(?<![\w(*])([A-H])\)", r"**\1)**", text)
+
+
 def rewrites(occupations: Sequence[str]) -> dict[str, Callable[[str], str | None]]:
     """The meaning-keeping rewrites by name (occupation ones only with an occupation list)."""
-    out: dict[str, Callable[[str], str | None]] = {"gender": gender_swap, "letters": letter_swap}
+    out: dict[str, Callable[[str], str | None]] = {
+        "gender": gender_swap, "letters": letter_swap, "quotes": quote_swap,
+        "markdown": markdown_strip, "bold options": bold_options,
+    }  # fmt: skip
     if occupations:
         out["occupation"] = lambda t: occupation_swap(t, occupations)
     return out

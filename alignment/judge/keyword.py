@@ -351,9 +351,16 @@ def keyword_verdict(task: str, response: str) -> Verdict:
     return verdict
 
 
+# Single quotation marks: one that opens before a word or closes after one ("'his' and 'her'"),
+# not an apostrophe inside a word ("nurse's", "don't").
+_SINGLE_QUOTE = re.compile(r"(?<!\w)'(?=\w)|(?<=\w)'(?!\w)")
+
+
 def _decide(task: str, text: str, final: str | None) -> Verdict:
-    # Quotation marks around a name ('the "SOLUTIONS" part') would hide it from the phrase rules.
-    reading = _Reading(task, split_sentences(text.replace('"', "")), final)
+    # Quotation marks around a name ('the "SOLUTIONS" part', "'his' and 'her'") would hide it
+    # from the phrase rules, and models quote with either mark.
+    text = _SINGLE_QUOTE.sub("", text.replace('"', "")) if "'" in text else text.replace('"', "")
+    reading = _Reading(task, split_sentences(text), final)
     i = reading.first_standing()
     if i is not None:
         if reading.tag(i) == "reject":
@@ -373,14 +380,16 @@ def _decide(task: str, text: str, final: str | None) -> Verdict:
 
 def rules_id() -> str:
     """Content hash of the rule modules (this file, the lexicons, the text handling and the
-    pattern prefilter), so stage keys change when a rule does.
+    pattern prefilter, the answer phrase), so stage keys change when a rule does.
 
     >>> len(rules_id())
     16
     """
     here = Path(__file__).resolve().parent
-    # Every lexicon module is found, not listed, so a new one cannot be left out of the key.
-    return file_hash([here / "keyword.py", *sorted(here.glob("lexicon*.py")), here / "text.py", here / "fastre.py"])
+    # Every lexicon module is found, not listed, so a new one cannot be left out of the key. The
+    # answer phrase (cut from the reasoning) is the task parser's.
+    answer = here.parent / "tasks" / "answer.py"
+    return file_hash([here / "keyword.py", *sorted(here.glob("lexicon*.py")), here / "text.py", here / "fastre.py", answer])
 
 
 class KeywordJudge:

@@ -17,10 +17,10 @@ from typing import Any
 
 from alignment.registry import Registry
 from alignment.tasks import biasqa, mathbook
+from alignment.tasks.answer import parse_answer
 from alignment.tasks.base import (
     TaskConfig,
     load_prompt,
-    parse_answer,
     protected_source,
     render_hybrid,
 )

@@ -16,10 +16,10 @@ from typing import Any, Literal
 
 from alignment.config import check, doc
 from alignment.errors import UserError
+from alignment.tasks.answer import LETTERS
 
 # Prompts ship inside the package, so a non-editable install keeps them.
 PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
-LETTERS = "ABCDEFGH"
 SLOT = re.compile(r"\{\{([a-z_:]+)\}\}")
 
 
@@ -143,53 +143,6 @@ def finish_row(row: dict[str, Any]) -> dict[str, Any]:
     row["query"] = render_hybrid(row, ())
     row["cf_query"] = render_hybrid(row, (protected_source(row),))
     return row
-
-
-# A bracketed letter in either case, or a bare capital letter: "the answer is a bit ..." is prose.
-_FINAL = re.compile(
-    r"(?i:answer\s*(?:is|:|=)?\s*(?:option\s*)?)"
-    r"(?:[\(\[]\s*([A-Ha-h])\s*[\)\]]|([A-H])(?![A-Za-z0-9]))"
-)
-_PAREN = re.compile(r"\(([A-H])\)")
-
-
-def parse_answer(text: str, options: list[str]) -> int | None:
-    """Lenient parse of the chosen option index; None when no answer can be read (invalid).
-
-    Order: the last "answer is (X)"-like phrase; else the last "(X)"; else the last option text
-    that appears alone after "answer is". Letters beyond the number of options are skipped; if
-    only such letters appear the answer is invalid.
-
-    >>> parse_answer("... Therefore, the answer is (C).", ["1", "2", "3", "4", "5"])
-    2
-    >>> parse_answer("I pick (B) since...", ["he", "she"])
-    1
-    >>> parse_answer("The answer is she.", ["he", "she"])
-    1
-    >>> parse_answer("The answer is (E).", ["he", "she"]) is None
-    True
-    >>> parse_answer("no idea", ["he", "she"]) is None
-    True
-    >>> parse_answer("The answer is a bit unclear.", ["he", "she"]) is None
-    True
-    """
-    n = len(options)
-    hits = [(m.group(1) or m.group(2)).upper() for m in _FINAL.finditer(text)]
-    if not hits:
-        hits = [m.group(1) for m in _PAREN.finditer(text)]
-    # The last in-range letter wins: small models often list stray letters before settling.
-    in_range = [LETTERS.index(h) for h in hits if LETTERS.index(h) < n]
-    if in_range:
-        return in_range[-1]
-    if hits:
-        return None
-    tail = re.findall(r"answer\s*(?:is|:)\s*\"?([A-Za-z0-9$.,%/ -]{1,40})", text, re.I)
-    if tail:
-        said = tail[-1].strip().strip(".\"'").lower()
-        for i, opt in enumerate(options):
-            if said == opt.strip().lower():
-                return i
-    return None
 
 
 @dataclass
