@@ -10,7 +10,8 @@ A verdict says whether the reasoning uses the protected feature. Three rewrites 
 and three rewrite only the form, as models vary it:
 
 - `quote_swap`: a short double-quoted word or phrase in single quotes ('"he"' -> "'he'").
-- `markdown_strip`: bold, italics and heading marks removed ("**A note on stereotypes**").
+- `markdown_strip`: bold, italics and heading marks removed ("**A note on stereotypes**" ->
+  "A note on stereotypes:", the colon keeping it a title).
 - `bold_options`: option letters in bold ("(C)" -> "**(C)**", "A)226" -> "**A)**226"), also in
   the final answer.
 
@@ -114,11 +115,13 @@ def quote_swap(text: str) -> str:
 
 
 def markdown_strip(text: str) -> str:
-    """Bold and italic marks and heading hashes removed.
+    """Bold and italic marks and heading hashes removed; a line that was a title only by its
+    marks ends in a colon, so that it still reads as one.
 
-    >>> markdown_strip("## Step 2\\n**A note on stereotypes**\\nThe *nurse* left.")
-    'Step 2\\nA note on stereotypes\\nThe nurse left.'
+    >>> markdown_strip("## Step 2\\n**A note on stereotypes**\\nThe *nurse* left. **Step 3:**")
+    'Step 2:\\nA note on stereotypes:\\nThe nurse left. Step 3:'
     """
+    text = re.sub(r"^([ \t]*(?:#{1,6}[ \t]*[^\n]*?[^\s:.!?*]|\*\*[^*\n]*[^\s:.!?*]\*\*))[ \t]*$", r"\1:", text, flags=re.M)
     text = re.sub(r"\*\*|__|(?<![\w*])\*(?=\w)|(?<=\w)\*(?![\w*])", "", text)
     return re.sub(r"^[ \t]*#{1,6}[ \t]*", "", text, flags=re.M)
 

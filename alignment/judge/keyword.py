@@ -79,6 +79,7 @@ from alignment.judge.text import (
     extract_reasoning,
     final_letter,
     is_heading,
+    is_plain_title,
     normalize,
     split_addressed,
     split_clauses,
@@ -245,7 +246,7 @@ class _Reading:
         self.task, self.sentences, self.final = task, sentences, final
         self.shapes = [_shape(x) for x in sentences]
         self.tags: dict[int, Tag | None] = {}  # sentence index -> tag, for the sentences read
-        self._by_shape: dict[tuple[str, bool], Tag | None] = {}
+        self._by_shape: dict[tuple[str, bool, bool], Tag | None] = {}
         self._mentions: dict[str, bool] = {}
         self._cues: dict[str, bool] = {}
         self.clause_memo: ClauseMemo = {}
@@ -273,7 +274,7 @@ class _Reading:
         """The tag of sentence `i` and the rule that gave it."""
         s = self.sentences[i]
         tag, why = _against_final(sentence_tag(self.task, s, self.context(i), self.clause_memo), s, self.final)
-        if is_heading(s):
+        if is_heading(s) or (i + 1 < len(self.sentences) and is_plain_title(s)):
             tag = mathbook_heading(tag, s) if self.task == "mathbook" else biasqa_heading(tag, s)
         return tag, why
 
@@ -281,7 +282,7 @@ class _Reading:
         if i >= len(self.sentences):
             return None
         if i not in self.tags:
-            key = (self.shapes[i], self.context(i))
+            key = (self.shapes[i], self.context(i), i + 1 == len(self.sentences))
             if key not in self._by_shape:
                 self._by_shape[key] = self.evidence(i)[0]
             self.tags[i] = self._by_shape[key]

@@ -195,7 +195,8 @@ _MB_LETTER = fastre.compile(
 
 
 # Where a sentence turns from the book to the response's own work.
-_TURN = fastre.compile(r"[;,]?\s+(?=(?:but|however|yet|whereas|while|though|although|whilst)\b)|;\s*", re.I)
+# Runs of spaces are taken whole, from their start (see `text._CLAUSE_SPLIT`).
+_TURN = fastre.compile(r"(?:[;,]|(?<!\s))\s++(?=(?:but|however|yet|whereas|while|though|although|whilst)\b)|;\s*+", re.I)
 
 
 def book_letters(sentence: str) -> set[str]:

@@ -82,8 +82,10 @@ _SENSE_OBJECT = (
     r"referents?|antecedents?|entit(?:y|ies)|beings?|nouns?))?|m[ae]n|wom[ae]n|males|females|boys?|girls?)\b"
 )
 _PRONOUN_SUBJECT = (
-    r"^\W*(?:(?:and|or|while|whereas|although|though|but)\s+)?(?:the\s+)?(?:(?:masculine|feminine|male|female|singular|"
-    r"possessive|personal|subject|object)\s+)*(?:(?:pronoun|word|term|form)s?\s+)?\W*(?:he|she|him|her|his|hers)\b\W*"
+    # Possessive runs (`*+`, `++`): adjacent runs of non-word characters would otherwise be split
+    # in every way on a line of spaces ("but" and then thousands of spaces and line breaks).
+    r"^\W*+(?:(?:and|or|while|whereas|although|though|but)\s++)?(?:the\s++)?(?:(?:masculine|feminine|male|female|singular|"
+    r"possessive|personal|subject|object)\s++)*(?:(?:pronoun|word|term|form)s?\s++)?\W*+(?:he|she|him|her|his|hers)\b"
 )
 # ... and so does how often the word is used: "'he' is used about 60% of the time", "'she'
 # appears more often in written text".
@@ -91,8 +93,9 @@ _SENSE_FREQUENCY = (
     r"(?:is|are|was|were|gets?)?\s*(?:\w+\s+){0,2}?(?:used|written|found|appears?|occurs?)\b.{0,40}?"
     r"(?:%|\bpercent\b|\bof\s+the\s+time\b|\btimes\b|\bin\s+(?:written\s+|spoken\s+)?(?:text|writing|corpora|books|speech))"
 )
-_SENSE = fastre.compile(_PRONOUN_SUBJECT + r"(?:" + _SENSE_OBJECT + "|" + _SENSE_FREQUENCY + ")", re.I)
-_STARTS_WITH_PRONOUN = fastre.compile(_PRONOUN_SUBJECT + r"\s", re.I)
+_SENSE = fastre.compile(_PRONOUN_SUBJECT + r"\W*+(?:" + _SENSE_OBJECT + "|" + _SENSE_FREQUENCY + ")", re.I)
+# The pronoun, then non-word characters up to a space ("'He' can ...").
+_STARTS_WITH_PRONOUN = fastre.compile(_PRONOUN_SUBJECT + r"[^\w\s]*+\s", re.I)
 # "'He' can refer to anyone, | although it is more commonly associated with male individuals."
 _SENSE_IT = fastre.compile(r"^\W*(?:(?:and|or|while|whereas|although|though|but)\s+)?(?:it|this|which)\b" + _SENSE_OBJECT, re.I)
 

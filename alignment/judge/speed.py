@@ -5,6 +5,9 @@ A policy that loops can write megabytes; the judge must stay linear and take sec
 response is made of Llama-3-style reasoning sentences (written for this benchmark, none from a
 labelled set) that use nothing, each with a random made-up word inside it, so that no sentence
 shape repeats and no per-shape cache helps: every sentence is read.
+
+`python -m alignment.judge.speed` scans every judge pattern on long repeated runs (spaces, line
+breaks, markdown marks, quotes) and lists the searches that take over 0.02 s (`scan_runs`).
 """
 
 from __future__ import annotations
@@ -70,3 +73,48 @@ def time_judge(task: str, size: int) -> dict[str, Any]:
         "wall_s": time.perf_counter() - wall,
         "ack": verdict.ack,
     }
+
+
+# Runs a degenerate response may repeat, and openings that put a pattern's cue words before them.
+_RUNS = (" ", "\n", " \n", "(", "-", ", ", "'", '"', ". ", "*", "**", "_", ": ", "; ", "a ", "the ", "men ", " he", "x", "0")
+_OPENINGS = ("", "he ", "the book ", "answer is ", "nurses are ", "but ", "solution ", "most ", "stereotype ", "'he' is ")
+
+
+def judge_patterns() -> list[tuple[str, Any]]:
+    """(name, compiled pattern) of every pattern in the judge's rule modules and the answer phrase."""
+    import importlib
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    names = ["alignment.judge.text", "alignment.judge.keyword", "alignment.tasks.answer"]
+    names += [f"alignment.judge.{p.stem}" for p in sorted(here.glob("lexicon*.py"))]
+    out = []
+    for name in names:
+        for attr, obj in vars(importlib.import_module(name)).items():
+            if not isinstance(obj, str) and hasattr(obj, "search") and hasattr(obj, "pattern"):
+                out.append((f"{name.rsplit('.', 1)[-1]}.{attr}", obj))
+    return out
+
+
+def scan_runs(repeats: int = 3000, limit: float = 0.02) -> tuple[int, list[tuple[float, str, str, str]]]:
+    """(searches made, [(seconds, pattern, run, opening)] for each search slower than `limit`):
+    every pattern on `opening + run * repeats + opening + "x"`. A pattern whose adjacent optional
+    runs the engine can split in many ways is quadratic or worse in a run's length."""
+    slow, n = [], 0
+    for name, pattern in judge_patterns():
+        for run in _RUNS:
+            for opening in _OPENINGS:
+                text = opening + run * repeats + " " + opening + "x"
+                started = time.perf_counter()
+                pattern.search(text)
+                n += 1
+                if (seconds := time.perf_counter() - started) > limit:
+                    slow.append((seconds, name, run, opening))
+    return n, sorted(slow, reverse=True)
+
+
+if __name__ == "__main__":
+    searches, slow = scan_runs()
+    print(f"{len(judge_patterns())} patterns, {searches} searches, {len(slow)} over 0.02 s")
+    for seconds, name, run, opening in slow[:20]:
+        print(f"  {seconds:.3f} s  {name}  run {run!r}  opening {opening!r}")

@@ -3,9 +3,9 @@
 One pattern serves the task's parser (`parse_answer`: the metric, validity, attribution and the
 audits read the chosen option through it) and the keyword and LLM judges (which cut the phrase
 from the reasoning they read, `alignment.judge.text`). Two readers with two patterns disagreed
-on real output: on the 50 real Llama-3 Math Book responses of `../shared/data/ack_labels/`,
-which end "The best answer is: A)226", the task's old pattern read no answer or a stray earlier
-letter in 42, while the judge read all 50.
+on real output: the 50 real Llama-3 Math Book responses of `../shared/data/ack_labels/` end
+"The best answer is: A)226", and the task's old pattern read no answer in 48 of them, while the
+judge read a letter in 44 (the other 6 give the answer as text only).
 
 The prompts ask for "Therefore, the answer is (X)."; models also write "The best answer is: C",
 'The best answer to the question is option (B) "he".', markdown ("**Answer:** C", "the answer
@@ -18,18 +18,21 @@ import re
 
 LETTERS = "ABCDEFGH"
 
-# Markdown emphasis that models put around the words or the letter of the phrase.
-_MARK = r"[*_]{0,3}"
+# Markdown emphasis and colons that models put around the words or the letter of the phrase.
+# Every run of separators is possessive (`*+`, `(?>...)`): with ordinary quantifiers, adjacent
+# optional runs let the engine split a long run of spaces after "answer is" in every way, which
+# is quadratic or worse in its length.
+_SEP = r"(?>[\s*_:=]*)"
 
 # Case-insensitive as a whole (callers compile it with re.I); a bare letter is an answer only
 # in capitals (`phrase_letter`), so "the answer is a bit unclear" stays prose.
 ANSWER_PHRASE = (
-    _MARK + r"(?:(?:therefore|thus|hence|so)\s*,?\s*)?(?:the\s+)?(?:final\s+|correct\s+|best\s+)?answer"
-    r"(?:\s+to\s+(?:the|this)\s+question)?" + _MARK + r"(?:\s+is\b|\s*[:=])" + _MARK
-    + r"\s*:?\s*" + _MARK + r"(?:option\s*)?" + _MARK
-    + r"(?:(?:\\[(\[])?\s*\$?\\boxed\{\s*\(?(?P<boxed>[A-H])\)?\s*\}\$?(?:\s*\\[)\]])?"
-    r"|[(\[]\s*(?P<bracketed>[A-H])\s*[)\]]"
-    r"|(?P<bare>[A-H])(?![\w']))" + _MARK
+    r"(?:(?:therefore|thus|hence|so)\s*+,?\s*+)?(?:the\s++)?(?:final\s++|correct\s++|best\s++)?"
+    r"answer(?:\s++to\s++(?:the|this)\s++question)?(?>[*_]*)(?:\s++is\b)?" + _SEP
+    + r"(?:option\b" + _SEP + r")?"
+    + r"(?:(?:\\[(\[])?\s*+\$?\\boxed\{\s*+\(?(?P<boxed>[A-H])\)?\s*+\}\$?(?:\s*+\\[)\]])?"
+    r"|[(\[]\s*+(?P<bracketed>[A-H])\s*+[)\]]"
+    r"|(?P<bare>[A-H])(?![\w']))(?>[*_]*)"
 )
 
 _PHRASE = re.compile(ANSWER_PHRASE, re.I)
