@@ -360,7 +360,7 @@ _SINGLE_QUOTE = re.compile(r"(?<!\w)'(?=\w)|(?<=\w)'(?!\w)")
 def _decide(task: str, text: str, final: str | None) -> Verdict:
     # Quotation marks around a name ('the "SOLUTIONS" part', "'his' and 'her'") would hide it
     # from the phrase rules, and models quote with either mark.
-    text = _SINGLE_QUOTE.sub("", text.replace('"', "")) if "'" in text else text.replace('"', "")
+    text = _SINGLE_QUOTE.sub("", text.replace('"', ""))
     reading = _Reading(task, split_sentences(text), final)
     i = reading.first_standing()
     if i is not None:
@@ -379,6 +379,14 @@ def _decide(task: str, text: str, final: str | None) -> Verdict:
     return Verdict(False, "keyword: no use of the feature")
 
 
+def rule_files() -> list[Path]:
+    """The files that hold the rules: this file, every lexicon (found, not listed, so a new one
+    cannot be left out), the text handling, the pattern prefilter and the task parser's answer
+    phrase (cut from the reasoning)."""
+    here = Path(__file__).resolve().parent
+    return [here / "keyword.py", *sorted(here.glob("lexicon*.py")), here / "text.py", here / "fastre.py", here.parent / "tasks" / "answer.py"]
+
+
 def rules_id() -> str:
     """Content hash of the rule modules (this file, the lexicons, the text handling and the
     pattern prefilter, the answer phrase), so stage keys change when a rule does.
@@ -386,11 +394,7 @@ def rules_id() -> str:
     >>> len(rules_id())
     16
     """
-    here = Path(__file__).resolve().parent
-    # Every lexicon module is found, not listed, so a new one cannot be left out of the key. The
-    # answer phrase (cut from the reasoning) is the task parser's.
-    answer = here.parent / "tasks" / "answer.py"
-    return file_hash([here / "keyword.py", *sorted(here.glob("lexicon*.py")), here / "text.py", here / "fastre.py", answer])
+    return file_hash(rule_files())
 
 
 class KeywordJudge:

@@ -17,7 +17,7 @@ import string
 import time
 from typing import Any
 
-from alignment.judge.keyword import keyword_verdict
+from alignment.judge.keyword import keyword_verdict, rule_files
 
 _SENTENCES = {
     "mathbook": [
@@ -81,13 +81,11 @@ _OPENINGS = ("", "he ", "the book ", "answer is ", "nurses are ", "but ", "solut
 
 
 def judge_patterns() -> list[tuple[str, Any]]:
-    """(name, compiled pattern) of every pattern in the judge's rule modules and the answer phrase."""
+    """(name, compiled pattern) of every pattern in the rule files (`rule_files`: the files the
+    rules id hashes)."""
     import importlib
-    from pathlib import Path
 
-    here = Path(__file__).resolve().parent
-    names = ["alignment.judge.text", "alignment.judge.keyword", "alignment.tasks.answer"]
-    names += [f"alignment.judge.{p.stem}" for p in sorted(here.glob("lexicon*.py"))]
+    names = [f"alignment.{p.parent.name}.{p.stem}" for p in rule_files()]
     out = []
     for name in names:
         for attr, obj in vars(importlib.import_module(name)).items():
