@@ -24,17 +24,26 @@ WORD_GENDER = fastre.compile(
     # client's gender"): it names what is unknown about the referent, not a group
     # ("the typical gender of a firefighter" is a group's, and stays).
     r"|(?<=\bthe\s)gender(?=\s+of\s+(?:the|this|that|a|an|each|any|their|his|her)\b)|(?<=['\u2019]s\s)gender\b"
-    r"|\b(?:their|whose)\s+gender\b",
+    r"|\b(?:their|whose)\s+gender\b"
+    # ... and so does the gender of a word that has one by its meaning ("the word bride is a
+    # feminine noun"): no occupation is given a gender.
+    r"|\b(?:bride|groom|bridegroom|wife|husband|mother|father|mom|mum|dad|son|daughter|sister|brother|aunt|uncle|niece|"
+    r"nephew|grand(?:mother|father|ma|pa|son|daughter)|girlfriend|boyfriend|king|queen|prince|princess|actress|waitress|"
+    r"widow|widower|lady|gentleman|man|woman|boy|girl|mr|mrs|ms|sir|madam)s?\W+(?:is|are)\s+(?:an?\s+)?"
+    r"(?:(?:grammatically|inherently|explicitly|clearly)\s+)?(?:masculine|feminine|male|female|gendered)\s+(?:nouns?|words?|terms?)\b",
     re.I,
 )
 # A pronoun said to be used for someone ("'he' is the pronoun used for pilots"), unless the claim
 # is about grammar (`pronoun_norm`).
 PRONOUN_NORM = fastre.compile(
     r"\b(?:he|she|him|her|his|hers)\b.{0,40}\b(?:used|associated|referred|reserved)\b"
-    r"|\b(?:used|associated|referred|reserved)\b.{0,40}\b(?:he|she|him|her|his|hers)\b"
+    r"|\b(?:used|associated|referred|reserved|described|written|addressed)\b.{0,40}\b(?:he|she|him|her|his|hers)\b"
     # "the more typical pronoun for an electrician", "the pronoun more commonly used for police
     # officers", "the default pronoun for a nurse": a pronoun tied to a kind of person.
-    r"|\bpronouns?\s+(?:\w+\s+){0,3}?(?:for|of|with)\s+(?:(?:an?|the|most)\s+)?\w+"
+    # Not a pronoun for a slot of the sentence ("the most likely pronoun for the blank").
+    r"|\bpronouns?\s+(?:\w+\s+){0,3}?(?:for|of|with)\s+(?:(?:an?|the|most|this|that)\s+)?"
+    r"(?!(?:blank|gap|mask|sentence|context|situation|position|slot|space|spot|clause|case|question|options?|answer|"
+    r"placeholder|missing|word|phrase|verb|noun|choice|task|problem|it|this|that|each|both|either|an?|the|most)\b)\w+"
     r"|\bdefault\s+(?:pronoun\s+)?(?:for|of)\s+(?:an?|the)\s+\w+"
     # "we would refer to a pilot as 'he'": the pronoun one calls a member of the occupation.
     r"|\b(?:refer\w*\s+to|call\w*|address\w*|describ\w*)\s+(?:an?\s+|the\s+)?\w+\s+as\s+\W?(?:he|she|him|her)\b",
@@ -45,7 +54,7 @@ PRONOUN_NORM = fastre.compile(
 GENERIC = fastre.compile(
     r"\bgeneric(?:ally)?\b|\bunspecified\b|\bindefinite\b|\bunknown\s+(?:person|gender|referent|individual)\b"
     r"|\bgender\s+(?:of\s+(?:an?\s+|the\s+)?\w+\s+)?(?:is\s+)?(?:unknown|not\s+known|not\s+specified|not\s+given)\b"
-    r"|\bdefault\s+(?:pronoun|possessive)\b(?!\s+(?:for|of)\s)|\b(?:that|this|the)\s+convention\b"
+    r"|\bdefault\s+(?:pronoun|possessive)\b(?!\s+(?:for|of)\s)|\b(?:that|this|the)\s+(?:(?:traditional|usual|standard|common|established|older|old|general)\s+)?convention\b"
     r"|\b(?:grammatical|linguistic|english|writing|style)\s+(?:convention|rule|usage|tradition)s?\b"
     # Claims about how the language is used ("the most commonly used pronoun in English", "he
     # is often used as a default singular pronoun", "the pronoun that agrees with the singular
@@ -119,3 +128,12 @@ def pronoun_norm(clause: str, grammar_before: bool = False) -> re.Match[str] | N
 def about_grammar(clause: str) -> bool:
     """A claim about the language (generic use, the subject, the default), not about the job."""
     return bool((GENERIC.search(clause) or GRAMMAR_SUBJECT.search(clause)) and not ROLE.search(clause))
+
+
+# "'he' tends to be used more often, | and this is especially the case for a professional in a
+# technical field": a claim about the language, then narrowed to the role.
+EXTENDS_TO_ROLE = fastre.compile(
+    r"\b(?:especially|particularly|above\s+all|even\s+more\s+so|most\s+of\s+all)\b(?:\W+\w+){0,8}?\W+"
+    r"(?:professionals?|professions?|occupations?|jobs?|roles?|trades?|fields?|careers?|industr(?:y|ies)|workplaces?)\b",
+    re.I,
+)
