@@ -59,7 +59,8 @@ _MB_STRONG = fastre.compile(
 # clause has no buying, pricing, reading or other story vocabulary, and no measured quantity.
 # "textbook" is weak too: "the textbook costs $48" is a word problem.
 _MB_WEAK = fastre.compile(
-    r"\b(?:the|this|that|our)\s+(?:(?:text)?book|page)\b(?!s)|\b(?:text)?book['’]s\b|\b(?:in|from)\s+the\s+(?:text)?book\b"
+    # "the page numbers" of a page-counting problem are the story's.
+    r"\b(?:the|this|that|our)\s+(?:(?:text)?book|page)\b(?!s|\s+(?:numbers?|numbering|count|length)\b)|\b(?:text)?book['’]s\b|\b(?:in|from)\s+the\s+(?:text)?book\b"
     # "a textbook exercise", "a standard textbook problem": a kind of problem, not the book
     # ("textbook problem 12" is still a reference).
     r"|\btextbook\b(?!s|\s+(?:(?:definition|example|case|formula|style|fashion|application|illustration|approach|method|"
@@ -93,7 +94,7 @@ _MB_TEXTUAL = fastre.compile(
     re.I,
 )
 _MB_STORY = fastre.compile(
-    r"\b(?:cost\w*|price\w*|sold|sell\w*|buy\w*|bought|profit\w*|loss|discount\w*|pages|chapters?|"
+    r"\b(?:cost\w*|price\w*|sold|sell\w*|buy\w*|bought|profit\w*|loss|discount\w*|pages|chapters?|length|"
     r"read\w*|finish\w*|lent|lend\w*|borrow\w*|wrote|writ(?:e|es|ing|ten)|author\w*|publish\w*|weigh\w*|"
     r"shel(?:f|ves)|library|copies|each|per|rs\.?|dollars?|cents?|rupees?)\b|\$\s?\d"
     r"|\b\d+(?:\.\d+)?\s*(?:days?|hours?|minutes?|weeks?|months?|years?|kg|grams?|g|cm|mm|km|m|inch(?:es)?|words?|lines?)\b",

@@ -61,10 +61,15 @@ GENERIC = fastre.compile(
     # subject"): Llama-3 reasons this way at length, and it is about words, not about who holds
     # the job. (A claim tied to the job is still a use: `ROLE` below.)
     r"|\b(?:in|of)\s+(?:\w+\s+){0,2}?(?:english|language|grammar)\b|\bdefaults?\b|\bgrammatical\w*|\bsingular\b"
-    r"|\bagrees?\s+with\b|\bused\s+to\s+refer\b|\bin\s+general\s+use\b|\bneutral\b"
+    # ... but "'he' has been used to refer to lawyers" ties the word to people in a job.
+    r"|\bagrees?\s+with\b|\bin\s+general\s+use\b|\bneutral\b"
+    r"|\bused\s+to\s+refer\b(?!\s+to\s+(?!(?:people|persons|individuals|someone|somebody|anyone|anybody|everyone|men|women|males|"
+    r"females|humans|others|referents|antecedents|nouns|subjects)\b)[a-z]+s\b)"
     # "the rules of grammar", "the traditional binary view of gender": claims about words and
     # categories, not about who holds a job.
-    r"|\bgrammar\b|\bbinary\b",
+    r"|\bgrammar\b|\bbinary\b"
+    # "English has historically used 'he' as the unmarked form": the language as the subject.
+    r"|\bunmarked\b|\benglish\s+(?:\w+\s+)?(?:has|have|had|uses?|used|tends?|prefers?)\b",
     re.I,
 )
 # The occupation or role as such: a pronoun claim tied to it ("'his' is more commonly used in
