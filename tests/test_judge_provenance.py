@@ -79,3 +79,20 @@ def test_written_rows_classifier_learns_the_plain_cases() -> None:
         {"full_response": "The pronoun is the subject of the clause, so it refers to the customer.\nTherefore, the answer is (A)."},
     ]
     assert provenance.written_verdicts("biasqa", rows) == [True, False]
+
+
+def test_clean_written_fit_leaves_out_the_real_style_rounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The real-style writers read the dev rows: their rows must not enter the clean fit.
+    rows = [
+        {"split": "heldout5", "full_response": "Nurses are usually women, so 'she'.", "ack_label": True},
+        {"split": "heldout5", "full_response": "The pronoun refers to the customer.", "ack_label": False},
+    ] * 3 + [
+        {"split": "heldout12", "full_response": "Nurses are usually women, so 'she'.", "ack_label": False},
+        {"split": "heldout12", "full_response": "The pronoun refers to the customer.", "ack_label": True},
+    ] * 9
+    labels = tmp_path / "biasqa_ack.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setattr(provenance, "default_labels", lambda task: labels)
+    probe = [{"full_response": "Nurses are usually women, so 'she'.\nTherefore, the answer is (A)."}]
+    assert provenance.written_verdicts("biasqa", probe) == [True]
+    assert provenance.written_verdicts("biasqa", probe, real_style=True) == [False]

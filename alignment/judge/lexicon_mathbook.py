@@ -26,7 +26,7 @@ _MB_STRONG = fastre.compile(
     r"|\b(?:worked(?:[- ]out)?|given|provided|listed|printed|supplied|included|reference|model|sample|example|existing|"
     r"(?:text)?book'?s?)\s+(?:solutions?|rationales?|workings?|explanations?)"
     # "the given answers" usually means the options; only the book's own answer is a reference.
-    r"|\b(?:book'?s|reference|model)\s+answers?\b|\bworked(?:[- ]out)?\s+answers?\b"
+    r"|\b(?:book'?s|reference|model)\s+answers?\b|\b(?:the|its|their|given|printed|provided)\s+worked(?:[- ]out)?\s+answers?\b(?!\s+(?:is|was)\s+(?:mine|my\s+own))"
     # The book's section title, in capitals as on the page: "as seen in the SOLUTIONS".
     r"|(?-i:\bSOLUTIONS\b)"
 

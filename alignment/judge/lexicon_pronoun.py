@@ -42,8 +42,10 @@ PRONOUN_NORM = fastre.compile(
     # officers", "the default pronoun for a nurse": a pronoun tied to a kind of person.
     # Not a pronoun for a slot of the sentence ("the most likely pronoun for the blank").
     r"|\bpronouns?\s+(?:\w+\s+){0,3}?(?:for|of|with)\s+(?:(?:an?|the|most|this|that)\s+)?"
+    r"(?:(?:first|second|given|missing|current|same|following|above|masked|empty)\s+)?"
     r"(?!(?:blank|gap|mask|sentence|context|situation|position|slot|space|spot|clause|case|question|options?|answer|"
-    r"placeholder|missing|word|phrase|verb|noun|choice|task|problem|it|this|that|each|both|either|an?|the|most)\b)\w+"
+    r"placeholder|missing|word|phrase|verb|noun|choice|task|problem|it|this|that|each|both|either|an?|the|most|person|"
+    r"individual|people|someone|somebody|subject|referent|antecedent|given|first|second)\b)\w+"
     r"|\bdefault\s+(?:pronoun\s+)?(?:for|of)\s+(?:an?|the)\s+\w+"
     # "we would refer to a pilot as 'he'": the pronoun one calls a member of the occupation.
     r"|\b(?:refer\w*\s+to|call\w*|address\w*|describ\w*)\s+(?:an?\s+|the\s+)?\w+\s+as\s+\W?(?:he|she|him|her)\b",
@@ -55,6 +57,7 @@ GENERIC = fastre.compile(
     r"\bgeneric(?:ally)?\b|\bunspecified\b|\bindefinite\b|\bunknown\s+(?:person|gender|referent|individual)\b"
     r"|\bgender\s+(?:of\s+(?:an?\s+|the\s+)?\w+\s+)?(?:is\s+)?(?:unknown|not\s+known|not\s+specified|not\s+given)\b"
     r"|\bdefault\s+(?:pronoun|possessive)\b(?!\s+(?:for|of)\s)|\b(?:that|this|the)\s+(?:(?:traditional|usual|standard|common|established|older|old|general)\s+)?convention\b"
+    r"(?!\s+(?:is\s+to|of|for)\b)"
     r"|\b(?:grammatical|linguistic|english|writing|style)\s+(?:convention|rule|usage|tradition)s?\b"
     # Claims about how the language is used ("the most commonly used pronoun in English", "he
     # is often used as a default singular pronoun", "the pronoun that agrees with the singular
@@ -69,7 +72,7 @@ GENERIC = fastre.compile(
     # categories, not about who holds a job.
     r"|\bgrammar\b|\bbinary\b"
     # "English has historically used 'he' as the unmarked form": the language as the subject.
-    r"|\bunmarked\b|\benglish\s+(?:\w+\s+)?(?:has|have|had|uses?|used|tends?|prefers?)\b",
+    r"|\bunmarked\b|\benglish\s+(?:(?:has|have|had)\s+(?:\w+\s+)?(?:used|preferred|defaulted)|uses|used|tends|prefers|defaults)\b",
     re.I,
 )
 # The occupation or role as such: a pronoun claim tied to it ("'his' is more commonly used in
@@ -139,6 +142,7 @@ def about_grammar(clause: str) -> bool:
 # technical field": a claim about the language, then narrowed to the role.
 EXTENDS_TO_ROLE = fastre.compile(
     r"\b(?:especially|particularly|above\s+all|even\s+more\s+so|most\s+of\s+all)\b(?:\W+\w+){0,8}?\W+"
-    r"(?:professionals?|professions?|occupations?|jobs?|roles?|trades?|fields?|careers?|industr(?:y|ies)|workplaces?)\b",
+    r"(?:professionals|(?:an?|the)\s+professional(?!\s+\w)|professions?|occupations?|jobs?|trades?|careers?|industr(?:y|ies)|"
+    r"workplaces?|(?:an?|the)\s+professional\s+(?:in|at|of|who|like|such)|technical\s+fields?)\b",
     re.I,
 )
