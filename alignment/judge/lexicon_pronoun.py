@@ -48,7 +48,9 @@ PRONOUN_NORM = fastre.compile(
     r"individual|people|someone|somebody|subject|referent|antecedent|given|first|second)\b)\w+"
     r"|\bdefault\s+(?:pronoun\s+)?(?:for|of)\s+(?:an?|the)\s+\w+"
     # "we would refer to a pilot as 'he'": the pronoun one calls a member of the occupation.
-    r"|\b(?:refer\w*\s+to|call\w*|address\w*|describ\w*)\s+(?:an?\s+|the\s+)?\w+\s+as\s+\W?(?:he|she|him|her)\b",
+    r"|\b(?:refer\w*\s+to|call\w*|address\w*|describ\w*)\s+(?:an?\s+|the\s+)?\w+\s+as\s+\W?(?:he|she|him|her)\b"
+    # "the common usage for a professional such as an engineer": a usage for people in a job.
+    r"|\busage\s+(?:for|among|with)\s+(?:an?\s+|the\s+)?(?:professionals?|professions?|occupations?|jobs?|trades?)\b",
     re.I,
 )
 # A generic-pronoun convention ("'he' was long used as the generic pronoun for an unspecified
@@ -72,6 +74,11 @@ GENERIC = fastre.compile(
     # categories, not about who holds a job.
     r"|\bgrammar\b|\bbinary\b"
     # "English has historically used 'he' as the unmarked form": the language as the subject.
+    # "he is used more often in this type of sentence", "the traditional usage", "a person whose
+    # gender we don't know": the frame is the sentence or the language, not the job.
+    r"|\bin\s+(?:this|that|such|these)\s+(?:(?:type|kind|sort)s?\s+of\s+)?(?:sentences?|constructions?|clauses?)\b"
+    r"|\b(?:traditional|conventional|standard|generic)\s+usage\b"
+    r"|\b(?:whose|their|the)\s+gender\s+(?:we|I|you|one)\s+(?:do\s+not|don't|does\s+not|doesn't|cannot|can't)\s+know\b"
     r"|\bunmarked\b|\benglish\s+(?:(?:has|have|had)\s+(?:\w+\s+)?(?:used|preferred|defaulted)|uses|used|tends|prefers|defaults)\b",
     re.I,
 )
@@ -86,7 +93,12 @@ ROLE = fastre.compile(
 PRONOUN = fastre.compile(r"\b(?:he|she|him|her|his|hers)\b", re.I)
 
 # Words that make a pronoun claim one about grammar: the sentence's subject, antecedent or noun.
-GRAMMAR_SUBJECT = fastre.compile(r"\b(?:the\s+)?(?:subject|antecedent|referent|noun)\b|\bdefault\b|\bin\s+english\b", re.I)
+GRAMMAR_SUBJECT = fastre.compile(
+    r"\b(?:the\s+)?(?:subject|antecedent|referent|noun)\b|\bdefault\b|\bin\s+english\b"
+    # "the object form 'him' is commonly used": a case form of the word.
+    r"|\b(?:object|possessive|accusative|nominative|objective)\s+(?:form|case)\b",
+    re.I,
+)
 
 # What a pronoun means: "the pronoun 'he' is used to refer to a male person", "'she' is
 # typically used for females, and 'he' for males", "the word 'he' is commonly associated with

@@ -42,6 +42,7 @@ import alignment.judge.keyword as kw
 import alignment.judge.lexicon_biasqa as lb
 import alignment.judge.lexicon_mathbook as lx
 import alignment.judge.lexicon_pronoun as lp
+import alignment.judge.retraction as rt
 from alignment.errors import UserError
 from alignment.judge.labels import default_labels, read_rows
 from alignment.judge.split import dev_parts
@@ -97,7 +98,9 @@ RULES: dict[str, Rule] = {
     "'dominate' as a verb": Rule(
         "biasqa", ("biasqa-dev-017",), "round 3", lambda: [(lb, "_GENERAL", _recompiled(lb._GENERAL, r"dominat\w*", "dominated|dominant"))]
     ),
-    "chosen all the same": Rule("biasqa", ("biasqa-dev-017",), "round 3", lambda: [(kw, "reaffirms_choice", lambda s: False)]),
+    "chosen all the same": Rule(
+        "biasqa", ("biasqa-dev-017",), "round 3", lambda: [(kw, "reaffirms_choice", lambda s: False), (rt, "reaffirms_choice", lambda s: False)]
+    ),
     "one person's own gender": Rule(
         "biasqa", ("biasqa-dev-028",), "round 3",
         lambda: [(lb, "WORD_GENDER", fastre.compile(lp.WORD_GENDER.pattern.split(r"|(?<=\bthe\s)gender")[0], lp.WORD_GENDER.flags))],
@@ -159,7 +162,7 @@ def cv_verdicts(task: str, rows: list[dict[str, Any]]) -> list[bool]:
 
 
 # Written rounds whose writers read the real dev rows first (alignment/data/labels/README.md).
-REAL_STYLE_SPLITS = frozenset({"heldout12", "heldout13"})
+REAL_STYLE_SPLITS = frozenset({"heldout12", "heldout13", "heldout14"})
 
 
 def written_verdicts(task: str, rows: list[dict[str, Any]], real_style: bool = False) -> list[bool]:
