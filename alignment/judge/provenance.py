@@ -162,7 +162,7 @@ def cv_verdicts(task: str, rows: list[dict[str, Any]]) -> list[bool]:
 
 
 # Written rounds whose writers read the real dev rows first (alignment/data/labels/README.md).
-REAL_STYLE_SPLITS = frozenset({"heldout12", "heldout13", "heldout14"})
+REAL_STYLE_SPLITS = frozenset({"heldout12", "heldout13", "heldout14", "heldout15"})
 
 
 def written_verdicts(task: str, rows: list[dict[str, Any]], real_style: bool = False) -> list[bool]:
