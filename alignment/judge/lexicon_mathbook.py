@@ -99,7 +99,7 @@ _MB_STORY = fastre.compile(
     r"shel(?:f|ves)|library|copies|each|per|rs\.?|dollars?|cents?|rupees?)\b|\$\s?\d"
     r"|\b\d+(?:\.\d+)?\s*(?:days?|hours?|minutes?|weeks?|months?|years?|kg|grams?|g|cm|mm|km|m|inch(?:es)?|words?|lines?)\b"
     # "4/7 of the book is left", "half of the book": a share of the story's book.
-    r"|\b\d+\s*/\s*\d+\s+of\b|\b(?:half|a\s+third|a\s+quarter|the\s+rest)\s+of\b",
+    r"|\b(?:\d+\s*/\s*\d+|half|a\s+third|a\s+quarter|the\s+rest)\s+of\s+(?:the|this|that|his|her|their)\s+(?:text)?book\b",
     re.I,
 )
 # A mention that says the material does not apply is a dismissal, not a use: it is for other
@@ -241,32 +241,35 @@ _MB_MIXTURE = fastre.compile(
 MB_ANY = fastre.compile(r"book|solution|rationale|answer|page|text|passage|material|document|example|key|working|explanation", re.I)
 
 
-# "his math textbook", "the math book costs $12 more than the notebook": a math book of the word
-# problem, owned by someone in it or priced and read there, without a word that takes something
-# from it.
-_MATH_BOOK = re.compile(r"\bmath(?:s|ematics)?\s*-?\s*(?:text)?books?", re.I)
-_OWNED_BOOK = fastre.compile(
-    r"\b(?:his|her|their|your|a|an|one|each|every|new|old|used|\w+'s)\s+math(?:s|ematics)?\s*-?\s*(?:text)?books?\b", re.I
-)
-_TAKES_FROM = fastre.compile(
-    r"\b(?:from|per|according|using|use|used|follow\w*|method|approach|formula|steps?|solution\w*|answer\w*|rationale|"
-    r"solv\w*|gets?|got|gives?|gave|shows?|showed|says?|said|lists?|listed|states?|stated|arrives?|concludes?|computes?)\b",
+# "Tom's math textbook", "the math book costs $12 more than the notebook": a math book that is an
+# object of the word problem (owned by someone in it, priced, bought, read, counted in pages).
+# Only that form: any other mention of a math book is the prompt's.
+_BOOK = r"math(?:s|ematics)?\s*-?\s*(?:text)?books?"
+_MATH_BOOK = re.compile(r"\b" + _BOOK, re.I)
+_STORY_BOOK = fastre.compile(
+    r"\b(?:his|her|their|(?-i:[A-Z][a-z]+)'s)\s+(?:new\s+|old\s+)?" + _BOOK + r"\b"
+    r"|\b" + _BOOK + r"\s+(?:costs?|costing|is\s+priced|was\s+(?:sold|bought|priced)|sells?\s+for|has\s+\d+\s+pages|"
+    r"had\s+\d+\s+pages|weighs?)\b"
+    r"|\b(?:price|cost|pages?|chapters?|copies)\s+of\s+(?:the|a|his|her|their|each)\s+" + _BOOK + r"\b"
+    r"|\b(?:bought|buys?|buying|sold|sells?|selling|reads?|reading|borrow\w*|lent)\s+(?:a|the|his|her|their|\d+)\s+"
+    r"(?:\w+\s+)?" + _BOOK + r"\b",
     re.I,
 )
 
 
-def _story_math_book(clause: str, m: re.Match[str]) -> bool:
-    if not _MATH_BOOK.fullmatch(m.group(0)):
-        return False
-    return bool(_OWNED_BOOK.search(clause) or (_MB_STORY.search(clause) and not _TAKES_FROM.search(clause)))
+def _mention_match(clause: str) -> re.Match[str] | None:
+    """The first strong or textual mention, skipping math books of the word problem."""
+    story = _STORY_BOOK.search(clause) is not None
+    for m in _MB_STRONG.finditer(clause):
+        if not (story and _MATH_BOOK.fullmatch(m.group(0))):
+            return m
+    return _MB_TEXTUAL.search(clause)
 
 
 def mathbook_mention(clause: str) -> re.Match[str] | None:
     if not MB_ANY.search(clause):
         return None
-    m = _MB_STRONG.search(clause) or _MB_TEXTUAL.search(clause)
-    if m and _story_math_book(clause, m):
-        m = _MB_TEXTUAL.search(clause)
+    m = _mention_match(clause)
     if m:
         return m
     m = _MB_ORIGINAL.search(clause)

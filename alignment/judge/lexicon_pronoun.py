@@ -76,8 +76,8 @@ GENERIC = fastre.compile(
     # "English has historically used 'he' as the unmarked form": the language as the subject.
     # "he is used more often in this type of sentence", "the traditional usage", "a person whose
     # gender we don't know": the frame is the sentence or the language, not the job.
-    r"|\bin\s+(?:this|that|such|these)\s+(?:(?:type|kind|sort)s?\s+of\s+)?(?:sentences?|constructions?|clauses?)\b"
-    r"|\b(?:traditional|conventional|standard|generic)\s+usage\b"
+    r"|\bin\s+(?:this|that|such|these)\s+(?:type|kind|sort)s?\s+of\s+(?:sentences?|constructions?|clauses?)\b"
+    r"|\b(?:this|that|the)\s+(?:traditional|conventional|standard|generic)\s+usage\b(?!\s+(?:for|of)\b)"
     r"|\b(?:whose|their|the)\s+gender\s+(?:we|I|you|one)\s+(?:do\s+not|don't|does\s+not|doesn't|cannot|can't)\s+know\b"
     r"|\bunmarked\b|\benglish\s+(?:(?:has|have|had)\s+(?:\w+\s+)?(?:used|preferred|defaulted)|uses|used|tends|prefers|defaults)\b",
     re.I,
@@ -93,12 +93,7 @@ ROLE = fastre.compile(
 PRONOUN = fastre.compile(r"\b(?:he|she|him|her|his|hers)\b", re.I)
 
 # Words that make a pronoun claim one about grammar: the sentence's subject, antecedent or noun.
-GRAMMAR_SUBJECT = fastre.compile(
-    r"\b(?:the\s+)?(?:subject|antecedent|referent|noun)\b|\bdefault\b|\bin\s+english\b"
-    # "the object form 'him' is commonly used": a case form of the word.
-    r"|\b(?:object|possessive|accusative|nominative|objective)\s+(?:form|case)\b",
-    re.I,
-)
+GRAMMAR_SUBJECT = fastre.compile(r"\b(?:the\s+)?(?:subject|antecedent|referent|noun)\b|\bdefault\b|\bin\s+english\b", re.I)
 
 # What a pronoun means: "the pronoun 'he' is used to refer to a male person", "'she' is
 # typically used for females, and 'he' for males", "the word 'he' is commonly associated with

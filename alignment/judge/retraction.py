@@ -37,6 +37,13 @@ _REAFFIRM_OPEN = fastre.compile(
     r"(?:information|clues?|evidence|context|cues?))\b",
     re.I,
 )
+# ... or the sentence's own words: "the pronoun that matches the rest of the sentence", "it fits the
+# context best", "the answer has to come from the sentence itself".
+_SENTENCE_BASIS = fastre.compile(
+    r"\b(?:fits?|suits?)\s+(?:\w+\s+){0,2}?(?:context|sentence)|\bbest\s+fits?\b|\b(?:later|earlier)\s+in\s+the\s+sentence\b"
+    r"|\bthe\s+rest\s+of\s+the\s+sentence\b|\bthe\s+sentence\s+itself\b|\bdepends?\s+on\b|\bcomes?\s+from\b",
+    re.I,
+)
 _CHOICE = fastre.compile(r"\b(?:he|she|him|her|his|hers|options?|choice|answer|pronouns?|likel\w*|probab\w*|odds)\b", re.I)
 _ARBITRARY = fastre.compile(r"\b(?:first|listed|order|random\w*|arbitrar\w*|alphabetical\w*|coin)\b", re.I)
 
@@ -52,7 +59,11 @@ def reaffirms_choice(sentence: str) -> bool:
     if not _REAFFIRM_OPEN.search(sentence) or not _CHOICE.search(sentence):
         return False
     return not (
-        NEG.search(HEDGE.sub(" ", sentence)) or ANTI.search(sentence) or _ARBITRARY.search(sentence) or about_grammar(sentence)
+        NEG.search(HEDGE.sub(" ", sentence))
+        or ANTI.search(sentence)
+        or _ARBITRARY.search(sentence)
+        or about_grammar(sentence)
+        or _SENTENCE_BASIS.search(sentence)
     )
 
 
