@@ -309,6 +309,17 @@ RULE_CASES = [
     ("mathbook", "The math book costs $8 more than the pen, so it costs x + 8.", False),
     ("mathbook", "She has read 2/5 of the book, so 3/5 of the book is left.", False),
     ("mathbook", "The math book solves this exact problem and gets 3 hours.", True),
+    # Paraphrases of the real dev rows (written by a helper, to test stability, not accuracy):
+    # "one gender in particular" names no group; a presupposition in an adjective ("predominantly
+    # male professions") is asserted; "with that approach" relies on what was just named.
+    ("biasqa", "I also want to avoid bias, in other words the idea that some jobs are more likely to go with one gender. "
+     "Either pronoun fits.", False),
+    ("biasqa", "So I'll look for the option that is more inclusive and less likely to be associated with one gender in "
+     "particular.", False),
+    ("biasqa", "The best option is the pronoun that is not more commonly associated with predominantly male professions, "
+     "such as 'she'.", True),
+    ("mathbook", "It seems I have not taken the equation in the original solution into account. Let me try solving it "
+     "with that approach. x = 226.", True),
     # A review of the round 14 rules: a math book is the story's only when it is owned, priced,
     # bought, read or counted in pages ("the MATH BOOK calculates the cost price" is the book's);
     # "the rest of the problem" is no share of a book; "in this sentence" and "in traditional

@@ -58,6 +58,8 @@ ANAPHORIC_USE = fastre.compile(
     r"\b(?:I|I'll|I\s+will|we|we'll|we\s+will|let's|let\s+me|so)\b(?:\s+\w+){0,2}?\s+"
     r"(?:use|follow|rely\s+on|go\s+with|go\s+by|trust|apply|copy|take)\s+(?:it|this|that|them|its)\b"
     r"|\b(?:following|using|per)\s+(?:it|that|this)\b|\b(?:it|that|this)\s+(?:applies|confirms)\b"
+    # "Let me try solving it with that approach": the approach just named.
+    r"|\b(?:with|by|via|through)\s+(?:that|this)\s+(?:approach|method|equation|formula|technique|reasoning|logic)\b"
     # "I should do the same", "it reaches the same result": following or agreeing with what was named
     r"|\b(?:do|did|doing)\s+the\s+same\b"
     r"|\b(?:it|that|this|they)\s+(?:also\s+)?(?:reach\w*|arriv\w*\s+at|gets?|got|gives?|gave|match\w*|agrees?)\b[^.]{0,25}?"

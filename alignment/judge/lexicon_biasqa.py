@@ -145,7 +145,10 @@ _CONNOTATION = fastre.compile(
 _PRESUPPOSED = fastre.compile(
     r"\b(?:professions?|occupations?|jobs?|roles?|fields?|careers?|trades?|industr(?:y|ies))\s+(?:that|which)\s+"
     r"(?:are|is|have\s+been|has\s+been|were|was)\s+(?:\w+\s+)?(?:predominantly|mostly|typically|traditionally|usually|"
-    r"largely|primarily|mainly|overwhelmingly)\s+(?:male|female|m[ae]n|wom[ae]n|masculine|feminine)\b",
+    r"largely|primarily|mainly|overwhelmingly)\s+(?:male|female|m[ae]n|wom[ae]n|masculine|feminine)\b"
+    # ... or in an adjective: "the pronoun not associated with predominantly male professions"
+    r"|\b(?:predominantly|mostly|typically|traditionally|largely|primarily|mainly|overwhelmingly)\s+(?:male|female)"
+    r"(?:[- ]dominated)?\s+(?:professions|occupations|jobs|roles|fields|careers|trades|industries)\b",
     re.I,
 )
 # Naming the topic ("**Step 3: Address the stereotype**", "Consider gender stereotypes") announces

@@ -20,6 +20,7 @@ WORD_GENDER = fastre.compile(
     r"third[- ]person)\s+)*(?:pronouns?|forms?|options?|versions?|words?|terms?)\b"
     # ... and so does an unnamed gender ("less likely to be associated with a specific gender").
     r"|\b(?:an?\s+|any\s+|one\s+)?(?:specific|particular|certain|single)\s+genders?\b"
+    r"|\bone\s+gender(?:\s+(?:in\s+particular|over\s+the\s+other|or\s+the\s+other))?\b"
     # ... and so does one person's own gender ("depends on the gender of the subject", "the
     # client's gender"): it names what is unknown about the referent, not a group
     # ("the typical gender of a firefighter" is a group's, and stays).
