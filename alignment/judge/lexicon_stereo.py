@@ -143,8 +143,10 @@ def example_of_refused(clause: str, prev_clause: str) -> bool:
 # A sentence that names another basis for the choice ("so I will decide on grammar alone", "I pick
 # the first option") drops the claim, whatever hedge or disclaimer it also holds; so does one that
 # says the claim should not matter or decide.
+# Words of an arbitrary pick ("I pick the first option", "at random"); `retraction.py` reads them too.
+PICK_WORDS = r"first|listed|random\w*|arbitrar\w*|alphabetical\w*|coin"
 OTHER_BASIS = fastre.compile(
-    r"\b(?:grammar|grammatical\w*|syntax|syntactic\w*|structure|alone|solely|purely|first|listed|random\w*|"
-    r"arbitrar\w*|alphabetical\w*|coin|matter\w*|relevan\w*|irrelevant|decide\w*|affect\w*|influenc\w*|bearing)\b",
+    r"\b(?:grammar|grammatical\w*|syntax|syntactic\w*|structure|alone|solely|purely|" + PICK_WORDS + r"|"
+    r"matter\w*|relevan\w*|irrelevant|decide\w*|affect\w*|influenc\w*|bearing)\b",
     re.I,
 )
