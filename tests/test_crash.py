@@ -8,6 +8,12 @@ starts it; SIGKILL gives it no chance to clean up. For each stage in turn (while
 manifest), up to three children are killed a seeded random time after starting it, drawn from
 the stage's duration in the reference run; then a last child finishes the run. Every stage's
 Parquet artifacts must equal the reference run's, row for row.
+
+Every wait on a child has a deadline. A forked child of a process that has run torch threads can,
+rarely, block forever on a lock a parent thread held at the fork (seen once in CI: a child parked
+in a futex, the parent waiting on it without end). Such a child is killed like any other and the
+run resumed; the test prints how many stalled and fails if more than a few did, so a real hang in
+the run (which would stall every child) fails loudly instead of hanging the suite.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from alignment.runner import STAGE_NAMES
 SEED = 19
 KILLS_PER_STAGE = 3
 MIN_KILLS = 20
+MAX_STALLS = 3  # children killed for making no progress by the deadline (see the docstring)
 
 
 def tiny_config(path: Path, model: Path) -> Path:
@@ -83,10 +90,11 @@ def fork_run(argv: list[str]) -> tuple[int, int]:
     return pid, read
 
 
-def wait_for_stage(pid: int, pipe: int, stage: str) -> bool:
-    """Block until the child announces `stage` (True) or exits without reaching it (False)."""
+def wait_for_stage(pid: int, pipe: int, stage: str, deadline: float) -> bool | None:
+    """Block until the child announces `stage` (True), exits without reaching it (False), or
+    the monotonic `deadline` passes (None: the child stalled)."""
     seen = b""
-    while True:
+    while time.monotonic() < deadline:
         ready, _, _ = select.select([pipe], [], [], 0.05)
         if ready:
             chunk = os.read(pipe, 4096)
@@ -95,6 +103,19 @@ def wait_for_stage(pid: int, pipe: int, stage: str) -> bool:
             seen += chunk
             if stage.encode() in seen.split(b"\n"):
                 return True
+    return None
+
+
+def finish(argv: list[str], limit: float) -> tuple[int, int]:
+    """Run a last child to the end; returns (its exit code, children killed for stalling)."""
+    for stalls in range(MAX_STALLS + 1):
+        pid, pipe = fork_run(argv)
+        os.close(pipe)
+        if (code := wait(pid, limit)) is not None:
+            return code, stalls
+        os.kill(pid, signal.SIGKILL)
+        wait(pid, None)
+    raise AssertionError(f"the final resumed run stalled {MAX_STALLS + 1} times in a row")
 
 
 def wait(pid: int, timeout: float | None) -> int | None:
@@ -134,27 +155,36 @@ def test_sigkill_anywhere_then_resume_gives_identical_rows(tmp_path: Path, tiny_
 
     rng = random.Random(SEED)
     kills: list[tuple[str, float, bool]] = []  # (stage, seconds after it started, still running)
+    stalled: list[str] = []  # the stage each child was on when killed for making no progress
+    limit = 120 + 20 * sum(seconds.values())  # far above any child's time to reach or end a stage
     argv = ["run", str(cfg), "--out", str(out), "--quiet"]
     while (target := pending_stage(out, ran)) is not None:
-        assert len(kills) < 10 * len(ran), kills
+        assert len(kills) < 10 * len(ran) and len(stalled) <= MAX_STALLS, (kills, stalled)
         pid, pipe = fork_run(argv)
-        assert wait_for_stage(pid, pipe, target), f"the resumed run exited before stage {target}"
+        reached = wait_for_stage(pid, pipe, target, time.monotonic() + limit)
+        assert reached is not False, f"the resumed run exited before stage {target}"
         tries = sum(t == target for t, _, _ in kills)
         t0 = time.monotonic()
-        if tries < KILLS_PER_STAGE:  # a random moment in the stage (or just after it)
+        if reached is None:  # stalled before the stage: kill it and resume, as for any kill
+            code = None
+            stalled.append(target)
+        elif tries < KILLS_PER_STAGE:  # a random moment in the stage (or just after it)
             code = wait(pid, rng.uniform(0, seconds[target]))
         else:  # killed often enough: let it finish this stage, kill right after its manifest
             while (code := wait(pid, 0.002)) is None and pending_stage(out, ran) == target:
-                pass
+                if time.monotonic() - t0 > limit:
+                    stalled.append(target)
+                    break
         assert code is None or (code == 0 and pending_stage(out, ran) is None), (target, code)
         os.kill(pid, signal.SIGKILL)
         assert wait(pid, None) in (-signal.SIGKILL, 0)
         os.close(pipe)
         kills.append((target, round(time.monotonic() - t0, 3), pending_stage(out, ran) == target))
-    pid, pipe = fork_run(argv)
-    os.close(pipe)
-    assert wait(pid, None) == 0
-    print("KILLS", len(kills), sum(r for _, _, r in kills), sorted({t for t, _, _ in kills}))
+    code, last_stalls = finish(argv, limit)
+    assert code == 0
+    stalled += ["(final run)"] * last_stalls
+    print("KILLS", len(kills), sum(r for _, _, r in kills), sorted({t for t, _, _ in kills}), "STALLED", stalled)
+    assert len(stalled) <= MAX_STALLS, stalled
     assert len(kills) >= MIN_KILLS, kills
     # Most kills land while their stage runs (the rest just after it finished).
     # (Which stages a random moment lands in depends on the machine's speed: require the long
@@ -204,3 +234,21 @@ def test_manifest_is_gone_while_a_stage_rewrites_its_data(tmp_path: Path, tiny_l
     change = {"score": "reward.batch_size=3", "bon": "bon.headline_n=1"}[stage]  # new key: the stage reruns
     assert main(["run", str(cfg), "--out", str(out), "--quiet", "--set", change]) == 130
     assert seen == [False] and not (out / stage / "manifest.json").exists()
+
+
+def test_a_child_that_never_names_its_stage_is_seen_as_stalled_by_the_deadline() -> None:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: holds the pipe open and says nothing, like a deadlocked run
+        time.sleep(30)
+        os._exit(0)
+    os.close(write)
+    t0 = time.monotonic()
+    try:
+        assert wait_for_stage(pid, read, "generate", t0 + 0.3) is None
+        assert 0.3 <= time.monotonic() - t0 < 10
+        assert wait(pid, 0.05) is None  # still alive: the caller kills it
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        wait(pid, None)
+        os.close(read)
