@@ -150,3 +150,19 @@ OTHER_BASIS = fastre.compile(
     r"matter\w*|relevan\w*|irrelevant|decide\w*|affect\w*|influenc\w*|bearing)\b",
     re.I,
 )
+
+# A gender generalisation is about someone: a gender group, a pronoun, a job or a person in one,
+# the choice being made or a basis for it, or an occupation's word ("the word nurse", "the typical gender of a
+# firefighter"). A sentence with none of these names only the topic or a fact of the language:
+# "a matter of cultural norms, or stereotypes", "the issue of gender stereotypes", "[MASK] is a
+# feminine noun" (seen in real output of a small model, where each was a false alarm).
+ABOUT_SOMEONE = fastre.compile(
+    r"\b(?:m[ae]n|wom[ae]n|males?|females?|guys?|gals?|girls?|boys?|lady|ladies|gentlem[ae]n|mothers?|fathers?"
+    r"|he|she|him|her|his|hers|person|people|individuals?|someone|somebody|anyone|workers?|employees?|staff"
+    r"|profession\w*|occupation\w*|jobs?|roles?|careers?|trades?|industr(?:y|ies)|workplaces?|business\w*|fields?"
+    r"|line\s+of\s+work|work(?:s|ing)?\s+as|options?|choices?|choos\w*|chose|pick\w*|answers?|select\w*|go(?:ing)?\s+with"
+    r"|based\s+on|because\s+of|due\s+to|going\s+by|according\s+to|rel(?:y|ies|ying)\s+on|given)\b"
+    r"|\b(?:word|term|title|noun)\s+[\"'\u201c\u2018]?(?!(?:mask|blank|it|that|this|is|which|for|of|to|and|the|in|on|with|used|can|has|was|are|refers?|means?|describes?|itself)\b)[a-z]{3,}"
+    r"|\bgender\s+of\s+(?:a|an|the)\s+\w+",
+    re.I,
+)

@@ -89,7 +89,7 @@ RULES: dict[str, Rule] = {
     ),
     "masculine occupation nouns": Rule(
         "biasqa", ("biasqa-dev-036",), "round 2",
-        lambda: [(lb, "_CONNOTATION", _recompiled(lb._CONNOTATION, r"|\b(?:masculine|feminine)\s+(?:nouns?|titles?|(?:job\s+)?names?)\b"))],
+        lambda: [(lb, "_CONNOTATION", _recompiled(lb._CONNOTATION, r"|\b(?:masculine|feminine)\s+(?:nouns?|titles?|(?:job\s+)?names?)\s+(?:like|such\s+as|e\.g\.|including)\b"))],
     ),
     "presupposed generalisation": Rule("biasqa", ("biasqa-dev-033",), "round 2", lambda: [(lb, "_PRESUPPOSED", _NEVER)]),
     "pronoun claim about the subject": Rule("biasqa", ("biasqa-dev-009",), "round 2", lambda: [(lb, "pronoun_norm", _pronoun_norm(subject=False))]),
