@@ -36,7 +36,7 @@ Tag = Literal["use", "reject", "aside", "pending"]
 _NEG = (
     r"\b(?:not|never|no|without|avoid\w*|ignor\w*|disregard\w*|refrain\w*|regardless|"
     r"irrespective|instead\s+of|rather\s+than|unlike|other\s+than|forbid\w*|prohibit\w*|neither|nor|nothing|"
-    r"cannot|unable|independent(?:ly)?\s+of|(?:set|put|leav)\w*\s+aside)\b|n't\b|n’t\b"
+    r"cannot|unable|impossible|independent(?:ly)?\s+of|(?:set|put|leav)\w*\s+aside)\b|n't\b|n’t\b"
 )
 NEG = fastre.compile(_NEG, re.I)
 
