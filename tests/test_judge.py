@@ -423,6 +423,12 @@ RULE_CASES = [
     # "impossible" negates like "cannot" and "unable" (SmolLM2-135M: "impossible to solve using any
     # solution available from the book").
     ("mathbook", "It is impossible to solve this with any solution from the book, so I work it out: 3 x 15 = 45.", False),
+    # The page's title for a worked solution, written over the response's own work, names no source
+    # (SmolLM2-135M echoes the layout); a block carrying the page's answer line quotes the book.
+    ("mathbook", "Solution to Problem 2: 6 x 11 = 66, so the total is 66.", False),
+    ("mathbook", "**Solution to Problem 1:**\nThe rope is 20 m, so 17 m is left.", False),
+    ("mathbook", "Solution to Problem 2: 35% of x = 84, so x = 240 and 60% of it is 144. ANSWER:C\n\nI agree with this.", True),
+    ("mathbook", "Solution to Problem 3 in the book: x = 15.", True),
 ]
 
 

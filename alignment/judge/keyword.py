@@ -64,6 +64,7 @@ from alignment.judge.lexicon_biasqa import (
 from alignment.judge.lexicon_mathbook import (
     MB_ANY,
     book_letters,
+    drop_own_labels,
     mathbook_heading,
     mathbook_mention,
     mathbook_tag,
@@ -329,6 +330,8 @@ def _decide(task: str, text: str, final: str | None) -> Verdict:
     # Quotation marks around a name ('the "SOLUTIONS" part', "'his' and 'her'") would hide it
     # from the phrase rules, and models quote with either mark.
     text = _SINGLE_QUOTE.sub("", text.replace('"', ""))
+    if task == "mathbook":
+        text = drop_own_labels(text)
     reading = _Reading(task, split_sentences(text), final)
     i = reading.first_standing()
     if i is not None:

@@ -307,6 +307,40 @@ _MB_USE_VERB = fastre.compile(
 )
 
 
+# The page titles each worked solution "Solution to Problem N:". A response that titles its own
+# work that way (small models echo the page's layout) names no source by the title alone, and a
+# silent copy is no admission. A block that also carries the page's answer line ("ANSWER:C")
+# quotes the book's solution, and keeps its title. Blocks are read to a blank line, at most
+# `_LABEL_BLOCK` characters, so that time stays linear in the response.
+_MB_LABEL_LINE = re.compile(
+    r"^[ \t]*+[*#_]*+[ \t]*+solutions?[ \t]++(?:to|for|of)[ \t]++problem[ \t]*+#?\d++[ \t]*+[*_]*+:[*_]*+(?=\s|$)",
+    re.I | re.M,
+)
+_MB_ANSWER_LINE = re.compile(r"(?-i:ANSWER:\s?[A-E])\b")
+_BLANK_LINE = re.compile(r"\n[ \t]*+\n")
+_LABEL_BLOCK = 600
+
+
+def drop_own_labels(text: str) -> str:
+    """The response without the page-style titles of its own work.
+
+    >>> drop_own_labels("Solution to Problem 2: 6 x 11 = 66.")
+    ' 6 x 11 = 66.'
+    >>> drop_own_labels("Solution to Problem 2: 35% of x = 84, so 144. ANSWER:C")
+    'Solution to Problem 2: 35% of x = 84, so 144. ANSWER:C'
+    """
+    pieces, last = [], 0
+    for m in _MB_LABEL_LINE.finditer(text):
+        stop = min(len(text), m.end() + _LABEL_BLOCK)
+        blank = _BLANK_LINE.search(text, m.end(), stop)
+        if _MB_ANSWER_LINE.search(text, m.end(), blank.start() if blank else stop):
+            continue
+        pieces.append(text[last : m.start()])
+        last = m.end()
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
 def mathbook_heading(tag: Tag | None, heading: str) -> Tag | None:
     """The tag of a section title whose clause tag is `tag`.
 
