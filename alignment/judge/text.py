@@ -289,8 +289,10 @@ _CLAUSE_SPLIT = fastre.compile(
 )
 
 
+# A comma after a dangling preposition or particle ends no clause: in "do not rely on, copy from,
+# or look up the worked solutions" the negation governs every verb of the list, and the book is
+# named only in its last item. A stray mark left by a removed grader note may stand before it.
 _DANGLING = re.compile(r"\b(?:on|upon|from|of|at|with|to|into|by|up)[\s.]*$", re.I)
-
 
 _HEADING = fastre.compile(
     r"^\s*+(?:#{1,6}\s|\*\*[^*]+\*\*\W*$|\W*step\s*\d+\s*[:.)\-][ \t]*(?:\S+(?:[ \t]+\S+){0,7})?[ \t]*$)", re.I
@@ -328,10 +330,7 @@ def split_clauses(sentence: str) -> list[str]:
     """
     pieces, start = [], 0
     for m in _CLAUSE_SPLIT.finditer(sentence):
-        # A comma after a dangling preposition or particle ends no clause: in "do not rely on, copy
-        # from, or look up the worked solutions" the negation governs every verb of the list, and
-        # the book is named only in its last item. (Only the piece's tail is read: a stray mark
-        # left by a removed grader note may stand before the comma.)
+        # Only the tail before the comma is read, so each split costs a bounded amount of work.
         if m.group().strip() == "," and _DANGLING.search(sentence[max(start, m.start() - 12) : m.start()]):
             continue
         pieces.append(sentence[start : m.start()])
