@@ -82,9 +82,9 @@ def _stages() -> list[Stage]:
         Stage("bon", bon.bon, "bon", inputs=("generate", "score", "ack")),
         Stage("audit", audit.audit, "audit", ("generation", "reward", "judge", "attribution"),
               ("build", "generate", "attribute", "ack"), lambda c: c.audit.enabled),
-        Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score")),
+        Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score", "ack")),
         Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",)),
-        Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-train")),
+        Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-pairs", "dpo-train")),
         Stage("report", report.report, "report", inputs=("attribute", "bon"), optional=("dpo-eval", "audit"),
               files=report.label_files),
     ]

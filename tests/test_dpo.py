@@ -176,17 +176,20 @@ def test_tiny_dpo_run_resumes_keeps_best_and_changes_weights(tiny_llama_dir: Pat
 
 
 def fake_run(path: Path) -> RunDir:
-    """build / generate / score artifacts as the upstream stages write them, for 8 examples."""
+    """build / generate / score / ack artifacts as the upstream stages write them: 8 sampled
+    `train` examples that give pairs and 3 held-out `test` examples that only the evaluation sees."""
     run = RunDir(path)
-    ids = [f"ex{i}" for i in range(8)]
-    build = pd.DataFrame({"id": ids, "split": "test", "system": "Answer.", "query": [f"Problem {i}: x = 1" for i in range(8)],
-                          "cf_query": [f"Problem {i}: x" for i in range(8)], "options": [["1", "2", "3"]] * 8, "answer": 0})
+    ids = [f"ex{i}" for i in range(11)]
+    build = pd.DataFrame({"id": ids, "split": ["train"] * 8 + ["test"] * 3, "system": "Answer.",
+                          "query": [f"Problem {i}: x = 1" for i in range(11)],
+                          "cf_query": [f"Problem {i}: x" for i in range(11)], "options": [["1", "2", "3"]] * 11, "answer": 0})
     texts = ["Therefore, the answer is (A).", "The answer is (B).", "no idea", "I used the solution, (A)."]
     gen = pd.DataFrame([{"example_id": e, "variant": v, "sample": s, "text": texts[s], "pred": [0, 1, None, 0][s],
-                         "valid": s != 2, "correct": s in (0, 3)} for e in ids for v in ("orig", "cf") for s in range(4)])
+                         "valid": s != 2, "correct": s in (0, 3)} for e in ids[:8] for v in ("orig", "cf") for s in range(4)])
     rng = np.random.default_rng(0)
     score = gen[["example_id", "variant", "sample"]].assign(**{v: rng.normal(size=len(gen)) for v in ("rm", "rm_d", "rm_c")})
-    for name, df in (("build", build), ("generate", gen), ("score", score)):
+    ack = gen[["example_id", "variant", "sample"]].assign(ack=gen["sample"] == 3)
+    for name, df in (("build", build), ("generate", gen), ("score", score), ("ack", ack)):
         write_parquet(run.stage(name) / "data.parquet", df)
     return run
 
@@ -203,6 +206,7 @@ def test_stages_pairs_train_eval_report(tiny_llama_dir: Path, tmp_path: Path) ->
     dpo_pairs(dcfg, ctx)
     stats = json.loads((run.stage("dpo-pairs") / "rm" / "stats.json").read_text())
     assert stats["pairs"] == stats["train"] + stats["valid"] and stats["valid"] >= 1
+    assert 0 <= stats["chosen_ack"] <= 1 and stats["mean_margin"] > 0 and stats["kept"] == stats["pairs"]
     train = pd.read_parquet(run.stage("dpo-pairs") / "rm" / "train.parquet")
     assert train["prompt"].iloc[0][1]["role"] == "user" and train["chosen"].iloc[0][0]["role"] == "assistant"
 
@@ -218,6 +222,14 @@ def test_stages_pairs_train_eval_report(tiny_llama_dir: Path, tmp_path: Path) ->
     agg = pd.read_csv(folder / "dpo.csv")
     assert set(agg["reward"]) == {"base", "rm", "rm_c"} and set(agg["decoding"]) == {"greedy", "majority"}
     assert np.allclose(agg["metric_gap"], agg["metric_orig"] - agg["metric_cf"])
+    assert set(pd.read_parquet(folder / "responses.parquet")["example_id"]) == {"ex8", "ex9", "ex10"}  # held out
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["pooled"] == {} and summary["seconds"] > 0  # rm_d was not trained: no rm_d − rm
+    effects = pd.read_csv(folder / "effects.csv")
+    assert set(effects["comparison"]) == {"rm_c − rm", "rm − base", "rm_c − base"}
+    assert set(effects["measure"]) == {"ack_diff", "acc_diff", "cf_ack_diff"}
+    trained_manifest = dpo_train(dcfg, ctx)  # finished runs are skipped
+    assert trained_manifest["runs"] == 2
     section = dpo_report_section(run)
     assert section[0] == "## DPO" and "![dpo](dpo-eval/dpo.png)" in section
 
@@ -230,6 +242,7 @@ def test_stages_with_no_pairs_skip_training(tmp_path: Path) -> None:
     ctx = Context(run, TASKS.get("mathbook"), quiet=True)
     assert dpo_pairs(dcfg, ctx) == {"rm_train": 0, "rm_valid": 0}
     assert ctx.extra["pair_stats"]["rm"]["skipped_no_valid"] == 8
+    assert ctx.extra["pair_stats"]["rm"]["kept"] == 0
     dpo_train(dcfg, ctx)  # must not try to load the (nonexistent) model
     assert run.read("dpo-train")["status"].tolist() == ["no_pairs"]
 
@@ -248,7 +261,7 @@ def test_ack_effects_compare_each_variant_with_base_and_rm() -> None:
                                  "example_id": f"e{e}", "variant": variant, "sample": sample,
                                  "ack": bool(ack) if variant == "orig" else False})
     eff = ack_effects(pd.DataFrame(rows)).set_index("comparison")
-    assert list(eff.index) == ["rm − base", "rm_d − base", "rm_d − rm"]
+    assert list(eff.index) == ["rm_d − rm", "rm − base", "rm_d − base"]
     assert eff.loc["rm_d − base", "diff"] == 1.0 and eff.loc["rm_d − base", "low"] == 1.0
     assert eff.loc["rm − base", "diff"] == 0.0 and eff.loc["rm_d − rm", "p"] < 0.01
     assert (eff["examples"] == 6).all()
@@ -271,3 +284,55 @@ def test_greedy_only_evaluation() -> None:
                          for v in ("orig", "cf")])
     rows = score_policy(resp, pd.Series({"e0": 1}))
     assert {r["decoding"] for r in rows} == {"greedy"} and all(r["metric"] == 1.0 for r in rows)
+
+
+# ------------------------------------------------------------------------------ held out, shared reference
+
+
+def test_eval_split_must_be_held_out(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="eval_split"):
+        DPOConfig(train_split="test", eval_split="test")
+    with pytest.raises(UserError, match="eval_split"):
+        DPOConfig(valid_split="test")
+    run = fake_run(tmp_path / "run")
+    ctx = Context(run, TASKS.get("mathbook"), quiet=True)
+    dcfg = DPOConfig(model="unused-model", variants=["rm"], train_split=None, device="cpu")
+    dpo_pairs(dcfg, ctx)  # null train_split: every sampled example outside the eval split
+    assert set(ctx.read("dpo-pairs")["example_id"]) <= {f"ex{i}" for i in range(8)}
+    # A pair from an evaluated example (here written by hand) is refused before any model loads.
+    pairs = ctx.read("dpo-pairs")
+    write_parquet(run.stage("dpo-pairs") / "data.parquet", pairs.assign(example_id="ex9"))
+    with pytest.raises(UserError, match="also gave training pairs"):
+        dpo_eval(dcfg, ctx)
+
+
+def test_sampled_split_is_required(tmp_path: Path) -> None:
+    run = fake_run(tmp_path / "run")
+    ctx = Context(run, TASKS.get("mathbook"), quiet=True)
+    with pytest.raises(UserError, match="generation.splits"):
+        dpo_pairs(DPOConfig(variants=["rm"], train_split="test", eval_split="other"), ctx)
+
+
+def test_shared_reference_matches_trl_and_is_computed_once(tiny_llama_dir: Path, tmp_path: Path) -> None:
+    from alignment.dpo.reference import RefStore
+    from alignment.dpo.train import build_trainer, load_policy
+
+    cfg = DPOConfig(model=str(tiny_llama_dir), device="cpu", batch_size=2, lora_r=4, max_length=96, max_prompt_length=64)
+    pairs = toy_pairs(5)
+    # Two variants' pairs share the prompts and the chosen responses; only the rejected ones differ.
+    other = pairs.assign(rejected=[[{"role": "assistant", "content": f"I guess ({x})."}] for x in "ABCDE"])
+
+    def trainer(df: pd.DataFrame, store: RefStore | None, seed: int):  # type: ignore[no-untyped-def]
+        model, tok = load_policy(cfg, "cpu")
+        return build_trainer(cfg, model, tok, df, df.iloc[:0], tmp_path / f"ck{seed}", seed, "cpu", True, [], store)
+
+    own = trainer(pairs, None, 0).train_dataset  # TRL's own precompute
+    store = RefStore(tmp_path / "ref.parquet")
+    shared = trainer(pairs, store, 0).train_dataset
+    assert store.computed == 10 and store.reused == 0
+    for col in ("ref_chosen_logps", "ref_rejected_logps"):
+        assert np.allclose(own[col], shared[col], atol=1e-4)
+    again = trainer(pairs, RefStore(tmp_path / "ref.parquet"), 1)  # another seed, read back from disk
+    assert np.allclose(again.train_dataset["ref_chosen_logps"], shared["ref_chosen_logps"])
+    trainer(other, store, 2)
+    assert store.computed == 15 and store.reused == 5  # only the five new rejected responses ran

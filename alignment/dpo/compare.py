@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from alignment.dpo.evaluate import BASE, MEASURES, example_scores
+from alignment.dpo.effects import comparisons
+from alignment.dpo.evaluate import MEASURES, example_scores
 from alignment.store import RunDir, read_parquet
 
 RESPONSES = ("policy", "reward", "seed", "example_id", "variant", "sample", "pred", "correct", "valid", "ack")
@@ -36,16 +37,6 @@ def _gap(decoding: str, measure: str, reward: str) -> str:
 
 def _effect(a: str, b: str) -> str:
     return f"DPO ack effect {a} − {b} (orig)"
-
-
-def comparisons(rewards: set[str]) -> list[tuple[str, str]]:
-    """The pairs `ack_effects` reports: each trained variant − base, and − rm where rm was trained.
-
-    >>> comparisons({"base", "rm", "rm_d"})
-    [('rm', 'base'), ('rm_d', 'base'), ('rm_d', 'rm')]
-    """
-    trained = sorted(rewards - {BASE})
-    return [(r, BASE) for r in trained] + [(r, "rm") for r in trained if r != "rm" and "rm" in trained]
 
 
 def _columns(means: pd.DataFrame) -> dict[str, pd.Series]:

@@ -1,7 +1,10 @@
 """`DPOConfig`: the `dpo` section of a run config (`alignment dpo-pairs|dpo-train|dpo-eval CONFIG`).
 
-Defaults are sized for the embedded CPU run (≤ 32 pairs, one epoch, one seed, 4 eval samples);
-the paper presets in `configs/paper_dpo_*.yaml` set 3 seeds, 16 eval samples and GPU settings.
+Pairs come from the sampled responses of `train_split` (and `valid_split`) examples; the trained
+policies are evaluated on `eval_split`, which gives no pairs (held out). Defaults are sized for a
+small CPU run (≤ 32 pairs, one epoch, one seed, 4 eval samples); `configs/organism_dpo.yaml` is the
+measured organism experiment and the paper presets in `configs/paper_dpo_*.yaml` set 3 seeds, 16
+eval samples and GPU settings.
 """
 
 from __future__ import annotations
@@ -19,8 +22,12 @@ class DPOConfig:
 
     model: str | None = doc("Policy base model: preset name, hub id or local folder (null = generation.model).", None)
     variants: list[str] = doc("Reward variants to build pairs from and train on (rm, rm_d, rm_c, rm_*_expected).", factory=lambda: ["rm", "rm_d", "rm_c"])
-    train_split: str | None = doc("Build split whose examples give pairs (null = every built example).", None)
-    valid_fraction: float = doc("Share of pair examples held out for evaluation during training, in [0, 1).", 0.25)
+    train_split: str | None = doc("Build split whose sampled examples give training pairs (null = every sampled example "
+                                  "outside eval_split and valid_split).", "train")
+    valid_split: str | None = doc("Build split whose sampled examples give validation pairs (null = hold out "
+                                  "valid_fraction of the training examples' pairs instead).", None)
+    valid_fraction: float = doc("Share of pair examples held out for evaluation during training, in [0, 1); used "
+                                "when valid_split is null.", 0.25)
     max_pairs: int | None = doc("Cap on pairs per variant (train + valid), picked by the seeded shuffle; null = all.", 32)
     pair_seed: int = doc("Seed of the train/valid split and of the max_pairs subset.", 0)
     seeds: list[int] = doc("Training seeds; each variant is trained once per seed (paper: 3 seeds).", factory=lambda: [0])
@@ -36,10 +43,14 @@ class DPOConfig:
     target_modules: list[str] = doc("Module names that get LoRA adapters.", factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
     max_length: int = doc("Maximum tokens of prompt + response; longer sequences are truncated at the end.", 1024)
     max_prompt_length: int = doc("Pairs whose prompt is longer than this many tokens are dropped (counted in the manifest).", 768)
+    shared_reference: bool = doc("Compute the reference model's log-probabilities once per distinct (prompt, response) "
+                                 "and reuse them across variants and seeds (false = TRL's default, a reference "
+                                 "forward in every training step).", True)
     gradient_checkpointing: bool = doc("Recompute activations in the backward pass (saves GPU memory, slower).", False)
     device: Literal["auto", "cpu", "cuda"] = doc("auto = cuda when available, else cpu.", "auto")
     dtype: Literal["auto", "float32", "bfloat16"] = doc("Policy weights dtype; auto = bf16 on GPU, fp32 on CPU.", "auto")
-    eval_split: str = doc("Build split whose original and counterfactual prompts the trained policies answer.", "test")
+    eval_split: str = doc("Build split whose original and counterfactual prompts the trained policies answer; "
+                          "held out: it must give no pairs.", "test")
     eval_max_examples: int | None = doc("Cap on evaluated examples (first ones by id; null = all).", None)
     eval_n_samples: int = doc("Samples per prompt for the majority vote (paper: 16; 0 = greedy only); a greedy answer is always added.", 4)
     temperature: float = doc("Sampling temperature of the majority-vote samples, > 0.", 0.8)
@@ -68,5 +79,8 @@ class DPOConfig:
         check(0 <= self.lora_dropout < 1, "lora_dropout", f"must be in [0, 1), got {self.lora_dropout}")
         check(bool(self.target_modules), "target_modules", "must list at least one module name")
         check(self.max_prompt_length < self.max_length, "max_prompt_length", "must be smaller than max_length")
+        check(self.eval_split not in (self.train_split, self.valid_split), "eval_split",
+              f"{self.eval_split!r} also gives pairs (train_split/valid_split): evaluation must be on held-out prompts")
+        check(self.valid_split is None or self.valid_split != self.train_split, "valid_split", "must differ from train_split")
         check(self.temperature > 0, "temperature", f"must be > 0 (greedy answers are added anyway), got {self.temperature}")
         check(0 < self.top_p <= 1, "top_p", f"must be in (0, 1], got {self.top_p}")

@@ -156,25 +156,10 @@ def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
 
 
 def ack_effects(resp: pd.DataFrame, prompt: str = "orig") -> pd.DataFrame:
-    """Each trained reward variant's acknowledgment rate on `prompt` minus the base policy's (and,
-    when both were trained, rm_d / rm_c minus rm): every response (greedy and sampled) counts,
-    averaged per example and seed; 95% paired bootstrap over examples (and seeds)."""
-    from alignment.stats import paired_bootstrap
+    """Each trained reward variant's acknowledgment rate on `prompt` minus plain RM's and the base
+    policy's, pooled over seeds (`alignment.dpo.effects`), in the columns `compare` reads."""
+    from alignment.dpo.effects import effects_table
 
-    resp = resp[resp["variant"] == prompt]
-    per = resp.groupby(["reward", "seed", "example_id"])["ack"].mean().rename("ack").reset_index()
-    base = per[per["reward"] == BASE].drop(columns="seed")
-    trained = sorted(set(per["reward"]) - {BASE})
-    comparisons = [(r, BASE) for r in trained] + [(r, "rm") for r in trained if r != "rm" and "rm" in trained]
-    rows = []
-    for a, b in comparisons:
-        left = per[per["reward"] == a]
-        right = base if b == BASE else per[per["reward"] == b]
-        on = ["example_id"] if b == BASE else ["seed", "example_id"]
-        pair = left.merge(right, on=on, suffixes=("_a", "_b"))
-        if pair.empty:
-            continue
-        res = paired_bootstrap(pair["ack_a"].tolist(), pair["ack_b"].tolist(), pair["example_id"].tolist(), pair["seed"].tolist())
-        rows.append({"comparison": f"{a} − {b}", "prompt": prompt, "diff": res.estimate, "low": res.low, "high": res.high,
-                     "p": res.p_value, "examples": int(pair["example_id"].nunique())})
-    return pd.DataFrame(rows, columns=["comparison", "prompt", "diff", "low", "high", "p", "examples"])
+    eff = effects_table(resp, measures=("ack_diff" if prompt == "orig" else "cf_ack_diff",), per_seed=False)
+    out = eff.rename(columns={"est": "diff", "lo": "low", "hi": "high"}).assign(prompt=prompt)
+    return out[["comparison", "prompt", "diff", "low", "high", "p", "examples"]].reset_index(drop=True)

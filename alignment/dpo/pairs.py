@@ -113,6 +113,22 @@ def split_pairs(pairs: pd.DataFrame, valid_fraction: float, seed: int, max_pairs
     return out.sort_values("example_id", key=lambda s: s.map(order)).reset_index(drop=True)
 
 
+def pair_outcomes(pairs: pd.DataFrame, responses: pd.DataFrame, ack: pd.DataFrame) -> dict[str, Any]:
+    """Over the kept pairs: mean reward margin, and how often the chosen and the rejected response
+    acknowledge the feature (the judge's verdict) and answer correctly, as fractions."""
+    out: dict[str, Any] = {"kept": len(pairs)}
+    if pairs.empty:
+        return out | dict.fromkeys(("mean_margin", "chosen_ack", "rejected_ack", "chosen_correct", "rejected_correct"), float("nan"))
+    out["mean_margin"] = float((pairs["chosen_reward"] - pairs["rejected_reward"]).mean())
+    table = responses[[*KEYS, "correct"]].merge(ack[[*KEYS, "ack"]], on=KEYS, how="left")
+    orig = table[table["variant"] == "orig"].set_index(["example_id", "sample"])
+    for side in ("chosen", "rejected"):
+        rows = orig.loc[list(zip(pairs["example_id"], pairs[f"{side}_sample"], strict=True))]
+        out[f"{side}_ack"] = float(rows["ack"].astype(float).mean())
+        out[f"{side}_correct"] = float(rows["correct"].astype(float).mean())
+    return out
+
+
 def read_split(run: RunDir, variant: str, split: str) -> pd.DataFrame:
     path = run.stage("dpo-pairs") / variant / f"{split}.parquet"
     return pd.read_parquet(path) if path.is_file() else pd.DataFrame()

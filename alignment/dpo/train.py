@@ -24,6 +24,7 @@ import pandas as pd
 from alignment.cache import atomic_dir, keyed_dir, read_key
 from alignment.config import config_hash, to_dict
 from alignment.dpo.config import DPOConfig
+from alignment.dpo.reference import RefStore, shared_ref_trainer
 from alignment.store import write_json
 
 CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
@@ -156,6 +157,10 @@ def trl_args(dcfg: DPOConfig, ckpt_dir: Path, seed: int, device: str, has_valid:
         gradient_checkpointing=dcfg.gradient_checkpointing,
         disable_tqdm=quiet,
         dataloader_num_workers=0,
+        # The reference log-probabilities come from the run's RefStore (reference.py), filled once
+        # per distinct (prompt, response) for every variant and seed.
+        precompute_ref_log_probs=dcfg.shared_reference,
+        precompute_ref_batch_size=dcfg.batch_size * 2,
     )
 
 
@@ -182,6 +187,18 @@ def train_key(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, seed: i
     return config_hash({"fields": fields, "seed": seed, "data": data})
 
 
+def ref_store(dcfg: DPOConfig, folder: Path, device: str) -> RefStore:
+    """The run's reference log-probabilities for this policy, dtype, device and length cap."""
+    ident = config_hash({"model": dcfg.model, "dtype": dcfg.dtype, "device": device, "max_length": dcfg.max_length})
+    return RefStore(folder / f"ref_logps-{ident}.parquet")
+
+
+def train_tokens(trainer: Any) -> int:
+    """Tokens the policy reads in one epoch: prompt + chosen and prompt + rejected of every pair."""
+    ds = trainer.train_dataset
+    return sum(2 * len(p) + len(c) + len(r) for p, c, r in zip(ds["prompt_ids"], ds["chosen_ids"], ds["rejected_ids"], strict=True))
+
+
 def train_one(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, out_dir: Path, seed: int,
               quiet: bool = False, callbacks: list[Any] | None = None) -> dict[str, Any]:
     """Train (or resume, or skip when finished) one LoRA DPO run; returns its result record."""
@@ -205,8 +222,14 @@ def train_one(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, out_dir
     ckpt_dir = out_dir / "checkpoints"
     found = checkpoints(ckpt_dir)
     resume = found[max(found)] if found else None
-    trainer = build_trainer(dcfg, model, tok, train, valid, ckpt_dir, seed, device, quiet, callbacks or [])
+    store = ref_store(dcfg, out_dir.parent, device) if dcfg.shared_reference else None
+    ref_started = time.time()
+    trainer = build_trainer(dcfg, model, tok, train, valid, ckpt_dir, seed, device, quiet, callbacks or [], store)
+    ref_seconds = time.time() - ref_started  # the trainer's setup, where the reference pass runs
+    train_started = time.time()
     trainer.train(resume_from_checkpoint=str(resume) if resume else None)
+    train_seconds = time.time() - train_started
+    tokens = round(train_tokens(trainer) * dcfg.epochs)
     history = eval_history(trainer.state.log_history)
     result: dict[str, Any] = {"status": "trained", "resumed_from": resume.name if resume else None}
     if trainer.is_world_process_zero():
@@ -216,21 +239,26 @@ def train_one(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, out_dir
         acc, loss = history.get(best, (float("nan"), float("nan")))
         result |= {"best_step": best, "eval_reward_accuracy": acc, "eval_loss": loss,
                    "steps": trainer.state.global_step, "train_pairs": len(train), "valid_pairs": len(valid),
-                   "dropped_long_prompts": n_long_t + n_long_v, "seconds": round(time.time() - started, 2), "device": device}
+                   "dropped_long_prompts": n_long_t + n_long_v, "seconds": round(time.time() - started, 2), "device": device,
+                   "train_seconds": round(train_seconds, 2), "train_tokens": tokens,
+                   "train_tokens_per_second": round(tokens / train_seconds, 1) if train_seconds > 0 else None,
+                   "setup_seconds": round(ref_seconds, 2),
+                   "ref_computed": store.computed if store else None, "ref_reused": store.reused if store else None}
         write_json(result_file, result)
     return result
 
 
 def build_trainer(dcfg: DPOConfig, model: Any, tok: Any, train: pd.DataFrame, valid: pd.DataFrame, ckpt_dir: Path,
-                  seed: int, device: str, quiet: bool, callbacks: list[Any]) -> Any:
+                  seed: int, device: str, quiet: bool, callbacks: list[Any], store: RefStore | None = None) -> Any:
     from peft import LoraConfig
     from trl import DPOTrainer
 
+    trainer_cls = DPOTrainer if store is None else shared_ref_trainer(store, dcfg.batch_size * 2)
     lora = LoraConfig(r=dcfg.lora_r, lora_alpha=dcfg.lora_alpha, lora_dropout=dcfg.lora_dropout,
                       target_modules=list(dcfg.target_modules), task_type="CAUSAL_LM")
     from alignment.console import quiet_trainer
 
-    return quiet_trainer(DPOTrainer(
+    return quiet_trainer(trainer_cls(
         model=model,
         args=trl_args(dcfg, ckpt_dir, seed, device, not valid.empty, quiet),
         train_dataset=to_dataset(train),

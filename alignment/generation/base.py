@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from alignment.config import check, check_device, doc
+from alignment.errors import UserError
 from alignment.registry import Registry
 
 Chat = list[dict[str, str]]
@@ -39,6 +40,8 @@ class GenerationConfig:
     gpu_memory_utilization: float = doc("vLLM: share of GPU memory to use.", 0.9)
     enable_prefix_caching: bool = doc("vLLM: reuse KV cache across requests sharing a prompt prefix.", True)
     max_model_len: int | None = doc("vLLM: context length cap (None = the model's).", None)
+    splits: list[str] | None = doc("Built splits to sample (null = every built split); a split left out can hold "
+                                   "held-out prompts, e.g. the DPO evaluation's (dpo.eval_split).", None)
 
     def __post_init__(self) -> None:
         check(self.n_samples >= 1 or (self.greedy and self.n_samples == 0), "n_samples",
@@ -52,6 +55,21 @@ class GenerationConfig:
         GENERATORS.check(self.backend, "backend")
         check_device(self.device)
         check(self.max_model_len is None or self.max_model_len >= 1, "max_model_len", "must be >= 1 or null")
+        check(self.splits is None or (bool(self.splits) and len(set(self.splits)) == len(self.splits)), "splits",
+              "must be null or a non-empty list without repeats")
+
+
+def select_splits(examples: Any, splits: list[str] | None) -> Any:
+    """The built examples that `generation.splits` asks to sample (all of them when it is null).
+
+    A named split with no built example is a config error, not an empty run.
+    """
+    if splits is None:
+        return examples
+    missing = sorted(set(splits) - set(examples["split"]))
+    if missing:
+        raise UserError(f"generation.splits: no built examples in {missing}; built splits: {sorted(set(examples['split']))}")
+    return examples[examples["split"].isin(splits)].reset_index(drop=True)
 
 
 class Generator(Protocol):

@@ -35,7 +35,7 @@ from alignment.audit.summary import VIOLATION_COLUMNS
 from alignment.cache import keyed_dir
 from alignment.config import config_hash, to_dict
 from alignment.context import Context
-from alignment.generation.base import Generator, make_generator
+from alignment.generation.base import Generator, make_generator, select_splits
 from alignment.generation.sampling import run_generation
 from alignment.judge.base import Judge
 from alignment.receipts.runner import source_names
@@ -102,6 +102,7 @@ def audit(
 ) -> dict[str, int]:
     """Audit every configured evaluator on the first `max_examples` examples; account D and C on all."""
     examples, responses, attrib = ctx.read("build"), ctx.read("generate"), ctx.read("attribute")
+    examples = select_splits(examples, ctx.section("generation").splits)
     chosen = examples.head(cfg.max_examples) if cfg.max_examples else examples
     # The first n samples (and any greedy row, sample -1): the transformed prompts get n new ones.
     n = cfg.samples(ctx.section("generation").n_samples)

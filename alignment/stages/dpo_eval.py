@@ -1,17 +1,23 @@
 """`alignment dpo-eval CONFIG --out DIR`: the base policy and every trained adapter, re-evaluated.
 
-Reads build and dpo-train. Each policy answers the original and counterfactual prompts of
-`dpo.eval_split` greedily and by majority of `dpo.eval_n_samples`; the judge (`judge.*`) labels
-every response. Writes `dpo-eval/responses.parquet`, per-seed scores `data.parquet`,
+Reads build, dpo-pairs and dpo-train. Each policy answers the original and counterfactual prompts
+of the held-out `dpo.eval_split` (no example there gave a pair) greedily and with
+`dpo.eval_n_samples` samples; the judge (`judge.*`) labels every response. Writes
+`dpo-eval/responses.parquet`, per-seed scores `data.parquet`, `effects.csv` (every comparison,
+pooled over seeds and per seed, `alignment.dpo.effects`), `summary.json` (DPO(RM_D) − DPO(RM)),
 `ack_effects.csv`, `dpo.csv` / `dpo.md` / `dpo.tex` and `dpo.png` (`alignment.dpo.evaluate`).
 """
 
 from __future__ import annotations
 
+import json
+import time
+
 import pandas as pd
 
 from alignment.context import Context
 from alignment.dpo.config import DPOConfig
+from alignment.dpo.effects import effects_table, summary
 from alignment.dpo.evaluate import (
     ack_effects,
     aggregate,
@@ -24,10 +30,11 @@ from alignment.dpo.tables import plot, write_tables
 from alignment.errors import UserError
 from alignment.judge import make_judge
 from alignment.stages.ack import judge_task
-from alignment.store import write_parquet, write_text
+from alignment.store import RunDir, write_parquet, write_text
 
 
-def dpo_eval(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
+def held_out(cfg: DPOConfig, ctx: Context) -> pd.DataFrame:
+    """The evaluated examples: `eval_split`, capped; none of them may have given a pair."""
     built = ctx.read("build")
     examples = built[built["split"] == cfg.eval_split].sort_values("id")
     if examples.empty:
@@ -35,19 +42,41 @@ def dpo_eval(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
                         f"{sorted(built['split'].unique())}")
     if cfg.eval_max_examples is not None:
         examples = examples.iloc[: cfg.eval_max_examples]
+    paired = set(ctx.read("dpo-pairs")["example_id"]) if len(ctx.read("dpo-pairs")) else set()
+    if shared := sorted(paired & set(examples["id"])):
+        raise UserError(f"dpo.eval_split: {len(shared)} evaluated examples also gave training pairs (e.g. {shared[0]}); "
+                        "evaluate on a split that gives no pairs")
+    return examples
+
+
+def run_seconds(run: RunDir, stages: list[str]) -> float:
+    """Seconds the run's finished stages took, from their manifests."""
+    return sum(float((run.manifest(s) or {}).get("seconds", 0.0)) for s in stages)
+
+
+def dpo_eval(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
+    started = time.time()
+    examples = held_out(cfg, ctx)
     gcfg = gen_config(cfg, ctx.section("generation"))
     resp = pd.concat([generate_policy(ctx.run, p, examples, gcfg, ctx.quiet, ctx.task.parse) for p in policies(ctx.run)], ignore_index=True)
+    gen_seconds = time.time() - started
     judge_cfg = ctx.section("judge")
     resp["ack"] = [v.ack for v in make_judge(judge_cfg).judge(judge_task(ctx), resp["text"].tolist())]
     folder = ctx.folder("dpo-eval")
     write_parquet(folder / "responses.parquet", resp)
     scores = per_seed_scores(resp, examples.set_index("id")["answer"])
     write_parquet(folder / "data.parquet", scores)
+    effects = effects_table(resp)
+    write_text(folder / "effects.csv", effects.to_csv(index=False))
     write_text(folder / "ack_effects.csv", ack_effects(resp).to_csv(index=False))
     agg = aggregate(scores)
     write_tables(agg, folder, ctx.task.metric_label)
     plot(agg, ctx.task.metric_label, folder / "dpo.png")
+    before = ["build", "generate", "attribute", "score", "ack", "dpo-pairs", "dpo-train"]
+    seconds = run_seconds(ctx.run, before) + time.time() - started
+    write_text(folder / "summary.json", json.dumps(summary(effects, seconds), indent=2) + "\n")
     ctx.models["policy"] = str(cfg.model)
-    ctx.extra |= {"judge": judge_cfg.name, "metric": ctx.task.metric_label,
-                  "eval_n_samples": cfg.eval_n_samples, "seeds": list(cfg.seeds)}
+    ctx.extra |= {"judge": judge_cfg.name, "metric": ctx.task.metric_label, "eval_n_samples": cfg.eval_n_samples,
+                  "seeds": list(cfg.seeds), "eval_split": cfg.eval_split,
+                  "responses_per_second": round(len(resp) / gen_seconds, 2) if gen_seconds > 0 else None}
     return {"policies": int(resp["policy"].nunique()), "responses": len(resp), "examples": len(examples)}

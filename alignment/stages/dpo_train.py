@@ -17,6 +17,20 @@ from alignment.dpo.pairs import read_split
 from alignment.dpo.train import run_name, train_one
 from alignment.store import write_parquet
 
+SPEED = ("train_seconds", "train_tokens", "train_tokens_per_second", "setup_seconds", "ref_computed", "ref_reused")
+
+
+def speed(df: pd.DataFrame) -> dict[str, Any]:
+    """Training tokens per second over the runs trained by this call, and how many reference
+    log-probabilities were computed and reused (the manifest's record of the shared reference)."""
+    done = df[df["status"] == "trained"] if len(df) else df
+    if done.empty:
+        return {}
+    secs, tokens = float(done["train_seconds"].sum()), float(done["train_tokens"].sum())
+    return {"train_tokens_per_second": round(tokens / secs, 1) if secs > 0 else None,
+            "ref_logps_computed": int(done["ref_computed"].fillna(0).sum()),
+            "ref_logps_reused": int(done["ref_reused"].fillna(0).sum())}
+
 
 def dpo_train(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
     rows = []
@@ -30,10 +44,12 @@ def dpo_train(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
             rows.append({"run": name, "reward": variant, "seed": seed, "status": res["status"],
                          "adapter": str(adapter.relative_to(ctx.run.path)) if (adapter / "adapter_config.json").is_file() else None,
                          "best_step": res.get("best_step"), "eval_reward_accuracy": res.get("eval_reward_accuracy"),
-                         "eval_loss": res.get("eval_loss"), "resumed_from": res.get("resumed_from")})
+                         "eval_loss": res.get("eval_loss"), "resumed_from": res.get("resumed_from"),
+                         **{k: res.get(k) for k in SPEED}})
             ctx.log(f"[dpo-train] {name}: {res.get('status')} best step {res.get('best_step')} "
                     f"eval reward acc {res.get('eval_reward_accuracy')}")
     df = pd.DataFrame(rows)
     write_parquet(ctx.folder("dpo-train") / "data.parquet", df)
+    ctx.extra |= speed(df)
     ctx.models["policy"] = str(cfg.model)
     return {"runs": len(df), "adapters": int(df["adapter"].notna().sum())}

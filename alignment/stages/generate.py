@@ -8,14 +8,14 @@ interrupted run resumes without regenerating or duplicating rows (`alignment.gen
 from __future__ import annotations
 
 from alignment.context import Context
-from alignment.generation.base import GenerationConfig, Generator, make_generator
+from alignment.generation.base import GenerationConfig, Generator, make_generator, select_splits
 from alignment.generation.models import resolve_dtype
 from alignment.generation.sampling import run_generation
 from alignment.store import write_parquet
 
 
 def generate(cfg: GenerationConfig, ctx: Context) -> dict[str, int]:
-    examples = ctx.read("build")
+    examples = select_splits(ctx.read("build"), cfg.splits)
     shard_dir = ctx.shards("generate", cfg, ("build",))
     made: list[Generator] = []
 

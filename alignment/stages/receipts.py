@@ -16,7 +16,7 @@ import pandas as pd
 from alignment.attribution import AttributionConfig
 from alignment.config import config_hash, to_dict
 from alignment.context import Context
-from alignment.generation.base import Generator
+from alignment.generation.base import Generator, select_splits
 from alignment.receipts.records import example_row, response_row
 from alignment.receipts.runner import run_cubes
 from alignment.store import write_parquet
@@ -30,7 +30,7 @@ def receipts(
 ) -> dict[str, int]:
     """Cubes and receipts for every built example (`full`: all 2^k cells, not only those needed)."""
     gen_cfg = ctx.section("generation")
-    examples, responses = ctx.read("build"), ctx.read("generate")
+    examples, responses = select_splits(ctx.read("build"), gen_cfg.splits), ctx.read("generate")
     # Shards survive a change of attribution seed (draws only), not of what is generated.
     shard_key = config_hash({"generation": to_dict(gen_cfg), "build": ctx.input_id("build"), "full": full})
     shard_dir = ctx.shards("receipts", cfg, (), key=shard_key)
