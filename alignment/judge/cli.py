@@ -3,6 +3,7 @@
     alignment judge --task mathbook --input IN.jsonl --output OUT.jsonl [--judge keyword]
     alignment judge validate --task biasqa [--labels FILE] [--json] [--part look|sealed] [--judge llm]
     alignment judge sample RUN [--n 50] [--out DIR]   (a labelling sample; validate reads it back)
+    alignment judge estimate --judged J.jsonl --labels L.jsonl [--json]   (rate corrected by labels)
 
 Input rows need `full_response` (other fields are kept); output rows add `ack` (bool),
 `ack_raw` (judge text or the deciding rule) and `ack_parsed` (False: unparseable LLM output,
@@ -120,7 +121,7 @@ def register(sub: Any) -> None:
     p.add_argument("--input", help="JSONL with a full_response field per row")
     p.add_argument("--output", help="JSONL to write (written atomically)")
     p.set_defaults(func=run_judge)
-    inner = p.add_subparsers(dest="judge_command", metavar="{validate,sample}")
+    inner = p.add_subparsers(dest="judge_command", metavar="{validate,sample,estimate}")
     v = inner.add_parser("validate", help="accuracy, precision/recall/F1, confusion matrix vs labels")
     _judge_options(v)
     v.add_argument("--labels", default=None, help="JSONL with full_response and ack_label (default: the project's set)")
@@ -130,3 +131,6 @@ def register(sub: Any) -> None:
     from alignment.judge.sample import register_sample
 
     register_sample(inner, _judge_options)
+    from alignment.judge.estimate import register_estimate
+
+    register_estimate(inner)
