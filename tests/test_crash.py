@@ -113,8 +113,7 @@ def finish(argv: list[str], limit: float) -> tuple[int, int]:
         os.close(pipe)
         if (code := wait(pid, limit)) is not None:
             return code, stalls
-        os.kill(pid, signal.SIGKILL)
-        wait(pid, None)
+        kill(pid, None)
     raise AssertionError(f"the final resumed run stalled {MAX_STALLS + 1} times in a row")
 
 
@@ -128,6 +127,16 @@ def wait(pid: int, timeout: float | None) -> int | None:
         if deadline is not None and time.monotonic() >= deadline:
             return None
         time.sleep(0.002)
+
+
+def kill(pid: int, code: int | None) -> int:
+    """SIGKILL the child unless `wait` already returned its exit `code`, and reap it; returns its
+    exit code. A child that finished before the kill (fast machines) was reaped by `wait`: its
+    pid is no longer ours (os.kill raised ProcessLookupError, or could hit a reused pid)."""
+    if code is not None:
+        return code
+    os.kill(pid, signal.SIGKILL)
+    return wait(pid, None)
 
 
 def pending_stage(out: Path, stages: list[str]) -> str | None:
@@ -176,8 +185,7 @@ def test_sigkill_anywhere_then_resume_gives_identical_rows(tmp_path: Path, tiny_
                     stalled.append(target)
                     break
         assert code is None or (code == 0 and pending_stage(out, ran) is None), (target, code)
-        os.kill(pid, signal.SIGKILL)
-        assert wait(pid, None) in (-signal.SIGKILL, 0)
+        assert kill(pid, code) in (-signal.SIGKILL, 0)
         os.close(pipe)
         kills.append((target, round(time.monotonic() - t0, 3), pending_stage(out, ran) == target))
     code, last_stalls = finish(argv, limit)
@@ -249,6 +257,19 @@ def test_a_child_that_never_names_its_stage_is_seen_as_stalled_by_the_deadline()
         assert 0.3 <= time.monotonic() - t0 < 10
         assert wait(pid, 0.05) is None  # still alive: the caller kills it
     finally:
-        os.kill(pid, signal.SIGKILL)
-        wait(pid, None)
+        kill(pid, None)
         os.close(read)
+
+
+def test_kill_tolerates_a_child_that_already_finished() -> None:
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0)
+    code = wait(pid, 30)
+    assert code == 0  # reaped: its pid may already belong to another process
+    assert kill(pid, code) == 0
+    pid = os.fork()
+    if pid == 0:
+        time.sleep(30)
+        os._exit(0)
+    assert kill(pid, wait(pid, 0.05)) == -signal.SIGKILL

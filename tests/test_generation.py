@@ -161,7 +161,7 @@ def test_every_token_a_stop_gives_empty_texts(tiny_llama_dir: Path, shared: bool
 def test_top_p_one_token_is_deterministic() -> None:
     import torch
 
-    from alignment.generation.hf import top_p_sample
+    from alignment.generation.draws import top_p_sample
 
     logits = torch.tensor([[0.0, 5.0, 1.0, -1.0], [3.0, 0.0, 0.0, 0.0]])
     gens = [torch.Generator().manual_seed(i) for i in range(2)]
@@ -178,7 +178,7 @@ def test_top_p_sampling_is_robust_to_float_noise() -> None:
     picks: sampling happens in vocabulary order, so near-ties swapping in the sort are harmless."""
     import torch
 
-    from alignment.generation.hf import top_p_sample
+    from alignment.generation.draws import top_p_sample
 
     torch.manual_seed(0)
     n = 2000
@@ -233,7 +233,7 @@ def test_nucleus_equals_sorting_the_whole_vocabulary(top_p: float) -> None:
     ties at the cut), from peaked to nearly flat distributions."""
     import torch
 
-    from alignment.generation.hf import nucleus
+    from alignment.generation.draws import nucleus
 
     torch.manual_seed(0)
     for scale in (0.05, 1.0, 4.0, 20.0):

@@ -208,6 +208,11 @@ def test_unsupported_architecture_falls_back_once(tiny_tokenizer, capsys) -> Non
     shared.generate(CHATS[:2], seeds)
     assert shared.runtime["decoder"] == "repeat-cache"
     assert capsys.readouterr().err.count("'gpt2'") == 1  # said once, not per batch
+    # The static-cache decoder (CUDA's default; uncompiled here) serves this architecture too.
+    static = TransformersGenerator(cfg, model=gpt2, tokenizer=tiny_tokenizer, static=True)
+    assert static.decoder() == "static"
+    for greedy in (False, True):
+        assert static.generate(CHATS[:2], seeds, greedy) == naive.generate(CHATS[:2], seeds, greedy)
 
 
 def test_prefill_reuses_a_shared_leading_run(pair, monkeypatch) -> None:

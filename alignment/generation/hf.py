@@ -17,9 +17,15 @@ Decoders (`TransformersGenerator.runtime["decoder"]` says which one ran):
 - `repeat-cache` (shared prefix on other architectures): each distinct prompt is prefilled once
   and its KV cache repeated per sample; the decode is the batched one.
 - `batched` (`shared_prefix=False`): every sample prefilled and decoded as its own row.
+- `static` (default on CUDA for models transformers can compile with a static cache): each
+  distinct prompt is prefilled once, its cache copied per sample into a `StaticCache`, and the
+  decode step is transformers' forward compiled once (CUDA graphs); never taken on a CPU
+  (alignment/generation/static_decode.py). `runtime` reports the compile seconds.
 
-All three give the same tokens for the same seeds wherever their logits agree (greedy outputs
-token-identical; sampling draws in vocabulary order, see `top_p_sample`).
+All give the same tokens for the same seeds wherever their logits agree (greedy outputs
+token-identical; sampling draws in vocabulary order, see `draws.top_p_sample`). Draws run on
+the model's device with one generator per sample there (alignment/generation/draws.py): the
+same seed gives the same sample on one device, but CPU and GPU samples differ.
 """
 
 from __future__ import annotations
@@ -32,49 +38,51 @@ import torch
 import alignment.generation.shared_prefix as sp
 import alignment.threads as threads
 from alignment.generation.base import GENERATORS, Chat, GenerationConfig
+from alignment.generation.draws import Picker
 from alignment.generation.models import load_model, load_tokenizer, resolve_dtype
+from alignment.generation.static_decode import StaticDecoder
+from alignment.generation.static_decode import unsupported_reason as static_unsupported
 from alignment.presets import resolve
 
 # Default for new generators; the benchmark and tests flip it per instance instead.
 SHARED_PREFIX = True
-_TOLD: set[str] = set()  # architectures already told they fall back to repeat-cache
+_TOLD: set[str] = set()  # reasons for a fallback already printed once
 
 
-def nucleus(probs: torch.Tensor, top_p: float) -> torch.Tensor:
-    """Per row, True for the tokens of the smallest most-likely set whose mass reaches top_p.
+def until_stop(ids: list[int], stop: set[int]) -> list[int]:
+    """`ids` up to and including the first stop token.
 
-    Works on the k most likely tokens (k grows until every row's cut falls inside them): prefix
-    sums of the first k sorted probabilities do not depend on the rest, so this equals sorting
-    the whole vocabulary (tens of ms per row at a 49k vocabulary) except in the order of exact
-    ties. The margin keeps float rounding of the later prefix sums from moving the cut.
+    >>> until_stop([5, 6, 2, 0, 0], {2}), until_stop([5, 6], {2})
+    ([5, 6, 2], [5, 6])
     """
-    vocab, k = probs.shape[-1], min(256, probs.shape[-1])
-    while True:
-        top, idx = probs.topk(k, dim=-1)
-        before = top.cumsum(-1) - top  # mass ranked above each token (the top one always stays)
-        if k == vocab or bool((before[:, -1] >= top_p + 1e-6).all()):
-            return torch.zeros_like(probs, dtype=torch.bool).scatter(1, idx, before < top_p)
-        k = min(4 * k, vocab)
+    end = next((j + 1 for j, t in enumerate(ids) if t in stop), len(ids))
+    return ids[:end]
 
 
-def top_p_sample(logits: torch.Tensor, temperature: float, top_p: float, gens: list[torch.Generator]) -> torch.Tensor:
-    """Sample one token per row with its own generator after temperature and nucleus filtering."""
-    probs = torch.softmax(logits.float() / temperature, dim=-1)
-    # Draw in vocabulary order, not sorted order: float noise from the batch shape (~1e-7) can
-    # swap two near-equal probabilities in the sort, which would change the token a seed picks.
-    probs = probs.masked_fill(~nucleus(probs, top_p), 0.0)
-    picks = [torch.multinomial(probs[i], 1, generator=g) for i, g in enumerate(gens)]
-    return torch.cat(picks)
+def _tell(why: str, then: str) -> None:
+    if why not in _TOLD:
+        _TOLD.add(why)
+        print(f"generation: {why}; {then}", file=sys.stderr)
 
 
 class TransformersGenerator:
     """Holds a causal LM and its tokenizer."""
 
     def __init__(
-        self, cfg: GenerationConfig, model: Any = None, tokenizer: Any = None, shared_prefix: bool | None = None
+        self,
+        cfg: GenerationConfig,
+        model: Any = None,
+        tokenizer: Any = None,
+        shared_prefix: bool | None = None,
+        static: bool | None = None,
     ) -> None:
         self.cfg = cfg
         self.shared_prefix = SHARED_PREFIX if shared_prefix is None else shared_prefix
+        # None: the static decoder on CUDA only. True also on a CPU (tests), uncompiled unless
+        # `compile_config` is set; `compile_config` is a transformers CompileConfig.
+        self.static = static
+        self.compile_config: Any = None
+        self._static: StaticDecoder | None = None
         path = resolve(cfg.model) if model is None or tokenizer is None else None
         self.tokenizer = tokenizer or load_tokenizer(path, cfg.trust_remote_code)
         self.tokenizer.padding_side = "left"
@@ -98,20 +106,28 @@ class TransformersGenerator:
 
     @property
     def runtime(self) -> dict[str, str]:
-        """What the stage manifest records: the dtype used and why, and the decoder."""
+        """What the stage manifest records: the dtype used and why, the decoder (and, for the
+        static decoder, the seconds spent compiling its step)."""
         dtype = str(self.model.dtype).removeprefix("torch.")
-        return {"dtype": dtype, "dtype_reason": self.dtype_reason, "decoder": self.decoder()}
+        out = {"dtype": dtype, "dtype_reason": self.dtype_reason, "decoder": self.decoder()}
+        if self._static is not None:
+            out["compile_s"] = f"{self._static.compile_s:.1f}"
+        return out
 
     def decoder(self) -> str:
-        """shared-prefix, repeat-cache (an architecture shared_prefix.py does not implement) or batched."""
+        """static (CUDA), shared-prefix, repeat-cache (an architecture shared_prefix.py does not
+        implement) or batched."""
         if not self.shared_prefix:
             return "batched"
+        if self.static or (self.static is None and self.model.device.type == "cuda"):
+            why = static_unsupported(self.model)
+            if why is None:
+                return "static"
+            _tell(f"static-cache decoding: {why}", "using the eager decoders")
         why = sp.unsupported_reason(self.model)
         if why is None:
             return "shared-prefix"
-        if why not in _TOLD:
-            _TOLD.add(why)
-            print(f"generation: shared-prefix decoding: {why}; repeating the prompt cache instead", file=sys.stderr)
+        _tell(f"shared-prefix decoding: {why}", "repeating the prompt cache instead")
         return "repeat-cache"
 
     def render(self, chat: Chat) -> str:
@@ -129,57 +145,66 @@ class TransformersGenerator:
                 out[i].append(text)
         return out
 
-    @torch.inference_mode()
     def _decode(self, prompts: list[str], seeds: list[int], greedy: bool) -> list[str]:
-        """Prefill, then sample one row per seed, with the decoder `decoder()` names."""
-        kind = self.decoder()
-        if kind == "shared-prefix":
-            return self._shared(prompts, seeds, greedy)
-        dev = self.model.device
-        unique = list(dict.fromkeys(prompts)) if kind == "repeat-cache" else prompts
-        enc = self.tokenizer(unique, return_tensors="pt", padding=True, add_special_tokens=False).to(dev)
-        attn = enc.attention_mask
-        pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        out = self.model(input_ids=enc.input_ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1)
-        logits, cache = out.logits[:, -1, :], out.cache
-        if kind == "repeat-cache":
-            # Repeat each prompt's row (and its KV cache) once per sample of that prompt.
-            rows = torch.tensor([unique.index(p) for p in prompts], device=dev)
-            cache.batch_select_indices(rows)
-            logits, attn, pos = logits[rows], attn[rows], pos[rows]
-        return self._loop(logits, cache, attn, pos[:, -1:], seeds, greedy)
-
-    def _shared(self, prompts: list[str], seeds: list[int], greedy: bool) -> list[str]:
-        cfg = self.cfg
+        """Tokenize the distinct prompts, decode one row per seed, detokenize."""
         unique = list(dict.fromkeys(prompts))
         ids = self.tokenizer(unique, add_special_tokens=False).input_ids
-        gens = [torch.Generator(device="cpu").manual_seed(s) for s in seeds]
-        greedy = greedy or cfg.temperature == 0
-
-        def pick(logits: torch.Tensor, rows: list[int]) -> torch.Tensor:
-            if greedy:
-                return logits.argmax(-1)
-            return top_p_sample(logits, cfg.temperature, cfg.top_p, [gens[r] for r in rows])
-
-        rows = sp.decode(self.model, ids, [unique.index(p) for p in prompts], pick, cfg.max_new_tokens, self.stop)
-        width = max(map(len, rows), default=0)  # pad like the batched decode, so texts match
+        rows = self.decode_ids(ids, [unique.index(p) for p in prompts], seeds, greedy)
+        width = max(map(len, rows), default=0)  # pad finished rows as the batched decode runs them
         return [self._text(r + [self.tokenizer.pad_token_id] * (width - len(r))) for r in rows]
 
-    def _loop(
-        self, logits: torch.Tensor, cache: Any, attn: torch.Tensor, pos: torch.Tensor, seeds: list[int], greedy: bool
-    ) -> list[str]:
-        """Sample from `logits` (one row per sample), feed the token back, repeat; texts per row."""
-        cfg, tok, dev = self.cfg, self.tokenizer, self.model.device
-        gens = [torch.Generator(device="cpu").manual_seed(s) for s in seeds]
-        greedy = greedy or cfg.temperature == 0
-        done = torch.zeros(len(seeds), dtype=torch.bool)
+    @torch.inference_mode()
+    def decode_ids(self, prompts: list[list[int]], row_prompt: list[int], seeds: list[int], greedy: bool) -> list[list[int]]:
+        """New token ids of each row (row r samples prompt `row_prompt[r]` with seed `seeds[r]`),
+        each ending at its first stop token (included) or at `max_new_tokens`, with the decoder
+        `decoder()` names. Draws happen on the model's device (alignment/generation/draws.py)."""
+        cfg, kind = self.cfg, self.decoder()
+        pick = Picker(seeds, self.model.device, greedy, cfg.temperature, cfg.top_p)
+        if kind == "shared-prefix":
+            return sp.decode(self.model, prompts, row_prompt, pick, cfg.max_new_tokens, self.stop)
+        if kind == "static":
+            if self._static is None:
+                self._static = StaticDecoder(self.model, cfg.batch_size, self._compile_config())
+            return self._static.decode(prompts, row_prompt, pick, cfg.max_new_tokens, self.stop)
+        return self._batched(prompts, row_prompt, pick, repeat=kind == "repeat-cache")
+
+    def _compile_config(self) -> Any:
+        """What compiles the static decode step: set by the caller, else CUDA graphs on CUDA."""
+        if self.compile_config is None and self.static is None:
+            from transformers import CompileConfig
+
+            # Shapes never change (static_decode.py), so no dynamic-shape graphs.
+            self.compile_config = CompileConfig(dynamic=False, mode="reduce-overhead")
+        return self.compile_config
+
+    def _batched(self, prompts: list[list[int]], row_prompt: list[int], pick: Picker, repeat: bool) -> list[list[int]]:
+        """Prefill left-padded rows (each distinct prompt once when `repeat`, its cache then
+        repeated per sample; else one row per sample) and decode them together."""
+        dev = self.model.device
+        seqs = prompts if repeat else [prompts[p] for p in row_prompt]
+        width = max(map(len, seqs))
+        pad = self.tokenizer.pad_token_id
+        ids = torch.tensor([[pad] * (width - len(s)) + s for s in seqs], device=dev)
+        attn = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in seqs], device=dev)
+        pos = (attn.cumsum(-1) - 1).clamp(min=0)
+        out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1)
+        logits, cache = out.logits[:, -1, :], out.cache
+        if repeat:
+            # Repeat each prompt's row (and its KV cache) once per sample of that prompt.
+            rows = torch.tensor(row_prompt, device=dev)
+            cache.batch_select_indices(rows)
+            logits, attn, pos = logits[rows], attn[rows], pos[rows]
+        return self._loop(logits, cache, attn, pos[:, -1:], pick)
+
+    def _loop(self, logits: torch.Tensor, cache: Any, attn: torch.Tensor, pos: torch.Tensor, pick: Picker) -> list[list[int]]:
+        """Sample from `logits` (one row per sample), feed the token back, repeat; new ids per row."""
+        cfg, dev, n = self.cfg, self.model.device, logits.shape[0]
+        done = torch.zeros(n, dtype=torch.bool)
         stop = torch.tensor(sorted(self.stop))
         new: list[torch.Tensor] = []
         for step in range(cfg.max_new_tokens):
             threads.tick()
-            logits = logits.float().cpu()
-            nxt = logits.argmax(-1) if greedy else top_p_sample(logits, cfg.temperature, cfg.top_p, gens)
-            nxt = nxt.masked_fill(done, tok.pad_token_id)
+            nxt = pick(logits, list(range(n))).masked_fill(done, self.tokenizer.pad_token_id)
             new.append(nxt)
             done |= torch.isin(nxt, stop)
             if bool(done.all()) or step + 1 == cfg.max_new_tokens:  # no forward pass for nothing
@@ -188,8 +213,7 @@ class TransformersGenerator:
             pos = pos + 1
             out = self.model(input_ids=nxt[:, None].to(dev), attention_mask=attn, position_ids=pos, cache=cache, use_cache=True)
             logits, cache = out.logits[:, -1, :], out.cache
-        tokens = torch.stack(new, dim=1) if new else torch.zeros((len(seeds), 0), dtype=torch.long)
-        return [self._text(row) for row in tokens.tolist()]
+        return [until_stop(row, self.stop) for row in torch.stack(new, dim=1).tolist()]
 
     def _text(self, ids: list[int]) -> str:
         for j, t in enumerate(ids):

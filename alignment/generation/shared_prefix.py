@@ -26,13 +26,13 @@ implemented (`supported`); the generator falls back to its generic path for othe
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 import alignment.threads as threads
+from alignment.generation.draws import Pick
 
 SUPPORTED = ("llama",)
 
@@ -207,17 +207,14 @@ def step(model: Any, batch: Batch, tokens: torch.Tensor) -> torch.Tensor:
 
 def decode(
     model: Any,
-    prompts: list[list[int]],
-    row_prompt: list[int],
-    pick: Callable[[torch.Tensor, list[int]], torch.Tensor],
-    max_new_tokens: int,
-    stop: set[int],
+    prompts: list[list[int]], row_prompt: list[int], pick: Pick, max_new_tokens: int, stop: set[int]
 ) -> list[list[int]]:
     """New tokens per row (each ends at its first stop token, included, or at the budget).
 
     `prompts` are token ids of the distinct prompts, `row_prompt[r]` the prompt of row r, and
-    `pick(logits, rows)` chooses the next token of each listed row from its logits (float32 on
-    CPU), so a row's choices depend on nothing but its own logits and its own random stream.
+    `pick(logits, rows)` chooses the next token of each listed row from its logits (on the
+    model's device; it returns the ids on the CPU, e.g. `draws.Picker`), so a row's choices
+    depend on nothing but its own logits and its own random stream.
     """
     prefixes = prefill_all(model, prompts)
     order = sorted(range(len(row_prompt)), key=lambda r: row_prompt[r])  # group rows by prompt
@@ -226,7 +223,7 @@ def decode(
     active, out = order, [[] for _ in row_prompt]
     for n in range(max_new_tokens):
         threads.tick()
-        tokens = pick(logits.float().cpu(), active)
+        tokens = pick(logits, active)
         alive = []
         for j, (r, tok) in enumerate(zip(active, tokens.tolist(), strict=True)):
             out[r].append(tok)
