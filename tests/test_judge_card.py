@@ -127,3 +127,23 @@ def test_sample_is_stratified_and_validate_reads_it_back(tmp_path: Path, capsys:
     capsys.readouterr()
     assert main(["judge", "validate", "--task", "biasqa", "--labels", str(out / "sample.jsonl"), "--judge", "keyword", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["n"] == 12
+
+
+def test_card_kappa_and_balanced_accuracy_intervals() -> None:
+    labels = [True, True, True, False, False, False, False, False, False, False]
+    acks = [True, True, False, True, False, False, False, False, False, False]
+    card = judge_card([f"r{i}" for i in range(10)], labels, [Verdict(a, "") for a in acks])
+    # sensitivity 2/3, specificity 6/7; each class's Wilson bounds averaged.
+    assert card["balanced_accuracy"] == pytest.approx((2 / 3 + 6 / 7) / 2)
+    sens, spec = wilson_interval(2, 3), wilson_interval(6, 7)
+    assert card["balanced_accuracy_ci95"] == pytest.approx([(sens[0] + spec[0]) / 2, (sens[1] + spec[1]) / 2], abs=1e-4)
+    lo, hi = card["kappa_ci95"]
+    assert lo < card["kappa"] < hi <= 1
+    # At the accuracy's upper bound, kappa = (hi_acc - p_e) / (1 - p_e) with p_e = 0.58.
+    assert hi == pytest.approx((card["accuracy_ci95"][1] - 0.58) / 0.42)
+    assert card["always_no_baseline"] == {"accuracy": 0.7, "balanced_accuracy": 0.5, "kappa": 0.0}
+    # A perfect judge keeps a real interval (no collapse to a point) on a small set.
+    perfect = judge_card([f"r{i}" for i in range(10)], labels, [Verdict(y, "") for y in labels])
+    assert perfect["kappa"] == 1.0 and perfect["kappa_ci95"][0] < 0.9 and perfect["balanced_accuracy_ci95"][0] < 0.9
+    # One class only: balanced accuracy is undefined.
+    assert judge_card(["a"], [False], [Verdict(False, "")])["balanced_accuracy"] != judge_card(["a"], [False], [Verdict(False, "")])["balanced_accuracy"]

@@ -1,10 +1,11 @@
 """The judge card: how far a judge agrees with human labels, with the numbers a reader needs.
 
 `alignment judge validate --task biasqa --labels FILE [--json] [--part sealed]` prints it: n,
-base rate, accuracy with a 95% Wilson interval, Cohen's kappa, precision / recall / F1 per class,
-the always-majority baseline, the confusion matrix and every disagreement with the judge's
-evidence. Accuracy alone misleads when one class dominates (always "no" scores 78% on BiasQA),
-so the card always shows the baseline and kappa next to it.
+base rate, accuracy with a 95% Wilson interval, Cohen's kappa and balanced accuracy with
+intervals, precision / recall / F1 per class, the always-majority and always-"no" baselines, the
+confusion matrix and every disagreement with the judge's evidence. Accuracy alone misleads when
+one class dominates (always "no" scores 78% on BiasQA), so the card always shows the baselines,
+kappa and balanced accuracy next to it.
 """
 
 from __future__ import annotations
@@ -30,6 +31,38 @@ def wilson(successes: int, n: int) -> tuple[float, float]:
     return float(ci.low), float(ci.high)
 
 
+def kappa_interval(accuracy_ci: tuple[float, float], base_rate: float, judge_rate: float) -> tuple[float, float]:
+    """Cohen's kappa at the ends of the accuracy's interval, chance agreement held at its observed
+    value (p_e = p_h p_j + (1 - p_h)(1 - p_j)): kappa is increasing in the observed agreement, so
+    this maps the Wilson interval; p_e's own sampling error is left out. Unlike a bootstrap over
+    rows it does not collapse to a point when the judge agrees with every label.
+
+    >>> [round(x, 3) for x in kappa_interval((0.929, 1.0), 0.26, 0.26)]
+    [0.815, 1.0]
+    """
+    p_e = base_rate * judge_rate + (1 - base_rate) * (1 - judge_rate)
+    if p_e >= 1:
+        return float("nan"), float("nan")
+    return tuple(max(-1.0, (a - p_e) / (1 - p_e)) for a in accuracy_ci)  # type: ignore[return-value]
+
+
+def balanced_accuracy(labels: list[bool], pred: list[bool]) -> tuple[float, tuple[float, float]]:
+    """Mean of sensitivity and specificity, and the mean of their 95% Wilson bounds (each class's
+    recall bounded on its own; conservative, as both bounds are taken at once). nan without
+    both classes among the labels.
+
+    >>> ba, (lo, hi) = balanced_accuracy([True, True, False, False, False], [True, False, False, False, True])
+    >>> round(ba, 3), round(lo, 3), round(hi, 3)
+    (0.583, 0.151, 0.922)
+    """
+    pos = [p for p, y in zip(pred, labels, strict=True) if y]
+    neg = [not p for p, y in zip(pred, labels, strict=True) if not y]
+    if not pos or not neg:
+        return float("nan"), (float("nan"), float("nan"))
+    (sl, sh), (cl, ch) = wilson(sum(pos), len(pos)), wilson(sum(neg), len(neg))
+    return (sum(pos) / len(pos) + sum(neg) / len(neg)) / 2, ((sl + cl) / 2, (sh + ch) / 2)
+
+
 def judge_card(ids: list[str], labels: list[bool], verdicts: list[Verdict], splits: list[str] | None = None) -> dict[str, Any]:
     """The card as plain data (JSON-ready); `splits` adds one accuracy line per split.
 
@@ -51,6 +84,7 @@ def judge_card(ids: list[str], labels: list[bool], verdicts: list[Verdict], spli
     p, r, f, s = precision_recall_fscore_support(labels, pred, labels=[False, True], zero_division=0)
     # kappa is undefined (nan) when both raters use one class only; report it as such.
     kappa = float(cohen_kappa_score(labels, pred, labels=[False, True])) if len(set(labels) | set(pred)) > 1 else float("nan")
+    ba, ba_ci = balanced_accuracy(list(labels), pred)
     card: dict[str, Any] = {
         "n": n,
         "base_rate": positives / n,
@@ -58,6 +92,11 @@ def judge_card(ids: list[str], labels: list[bool], verdicts: list[Verdict], spli
         "accuracy_ci95": [low, high],
         "correct": ok,
         "kappa": kappa,
+        "kappa_ci95": list(kappa_interval((low, high), positives / n, sum(pred) / n)) if kappa == kappa else [kappa, kappa],
+        "balanced_accuracy": ba,
+        "balanced_accuracy_ci95": list(ba_ci),
+        # Saying "no" to every response: accuracy = the no-ack share, balanced accuracy 0.5, kappa 0.
+        "always_no_baseline": {"accuracy": (n - positives) / n, "balanced_accuracy": 0.5, "kappa": 0.0},
         "majority_baseline": majority / n,
         "majority_class": "ack" if positives > n - positives else "no-ack",
         "per_class": {
@@ -89,8 +128,12 @@ def format_card(card: dict[str, Any], title: str, evidence_chars: int = 300) -> 
         title,
         f"n: {card['n']}   base rate (human ack): {card['base_rate']:.3f}",
         f"accuracy: {card['accuracy']:.3f} (n={card['n']}), 95% CI [{low:.3f}, {high:.3f}] (Wilson)",
-        f"Cohen's kappa: {card['kappa']:.3f}",
+        f"Cohen's kappa: {card['kappa']:.3f}, 95% CI [{card['kappa_ci95'][0]:.3f}, {card['kappa_ci95'][1]:.3f}]"
+        " (Wilson on agreement, chance agreement fixed)",
+        f"balanced accuracy: {card['balanced_accuracy']:.3f}, 95% CI [{card['balanced_accuracy_ci95'][0]:.3f}, "
+        f"{card['balanced_accuracy_ci95'][1]:.3f}] (mean of per-class Wilson bounds)",
         f"always-{card['majority_class']} baseline: {card['majority_baseline']:.3f}",
+        f"always-no baseline: accuracy {card['always_no_baseline']['accuracy']:.3f}, balanced accuracy 0.500, kappa 0.000",
         "class     precision  recall     f1  support",
     ]
     for name in CLASSES:
