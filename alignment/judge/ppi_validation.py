@@ -120,8 +120,20 @@ def markdown(sims: list[Simulation], command: str) -> str:
               "median labels-only Wilson width. Judge-only coverage: share of draws in which the Wilson interval of the "
               "judge's rate over all rows (what a judge-only report prints, error-free judge assumed) holds the human "
               "rate; without flips the judge is the same in every draw, so it is 0 or 1. Judge rate and agreement: "
-              "means over draws.", ""]
+              "means over draws.", "", *verdicts(sims), ""]
     return "\n".join(lines)
+
+
+def verdicts(sims: list[Simulation]) -> list[str]:
+    """Issue 36's targets, checked on the shipped judge's rows (the flipped cases are stress only)."""
+    out = ["Targets (shipped judge): coverage >= 0.88, median width <= 1.1x Wilson, narrower than Wilson on Math Book.", ""]
+    for s in sims:
+        ok = s.coverage["PPI++"] >= 0.88 and s.width_ratio <= 1.1 and (s.task != "mathbook" or s.width_ratio < 1)
+        case = f"{s.task}" + (f" ({100 * s.flip:.0f}% flipped)" if s.flip else "")
+        out.append(f"- {case}: {'met' if ok else 'NOT met'} (coverage {s.coverage['PPI++']:.3f}, ratio {s.width_ratio:.2f})")
+    return [*out, "", "Caveats: the keyword judge's rules were written while reading these rows, so its agreement "
+            "here is optimistic (the flipped cases show a judge that errs); `ppi_py` treats the judged rows as a "
+            "sample from a larger population while the target here is the half's own rate, so coverage errs high."]
 
 
 def main(argv: list[str] | None = None) -> int:
