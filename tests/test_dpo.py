@@ -336,3 +336,25 @@ def test_shared_reference_matches_trl_and_is_computed_once(tiny_llama_dir: Path,
     assert np.allclose(again.train_dataset["ref_chosen_logps"], shared["ref_chosen_logps"])
     trainer(other, store, 2)
     assert store.computed == 15 and store.reused == 5  # only the five new rejected responses ran
+
+
+def test_lora_on_top_layers_only(tiny_llama_dir: Path, tmp_path: Path) -> None:
+    from alignment.dpo.train import build_trainer, load_policy
+
+    cfg = DPOConfig(model=str(tiny_llama_dir), device="cpu", batch_size=2, lora_r=4, lora_layers=1, max_length=96,
+                    max_prompt_length=64)
+    model, tok = load_policy(cfg, "cpu")
+    n = model.config.num_hidden_layers
+    trainer = build_trainer(cfg, model, tok, toy_pairs(2), toy_pairs(2).iloc[:0], tmp_path / "ck", 0, "cpu", True, [])
+    layers = {name.split(".layers.")[1].split(".")[0] for name, p in trainer.model.named_parameters() if p.requires_grad}
+    assert n > 1 and layers == {str(n - 1)}
+    with pytest.raises(UserError, match="lora_layers"):
+        DPOConfig(lora_layers=0)
+
+
+def test_reference_bench_reports_both_paths(tiny_llama_dir: Path) -> None:
+    from alignment.dpo.speed import bench_reference
+
+    r = bench_reference(str(tiny_llama_dir), n_pairs=2, variants=2, seeds=1, max_length=128)
+    assert r["runs"] == 2 and r["trl_default_s"] > 0 and r["shared_s"] > 0
+    assert r["speedup"] == round(r["trl_default_s"] / r["shared_s"], 3)

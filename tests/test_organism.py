@@ -7,6 +7,7 @@ conftest's tiny Llama, and the result must load through the loaders every stage 
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -168,8 +169,18 @@ def test_organism_id_matches_the_cache_folder_name(tmp_path: Path, monkeypatch: 
 
     adapter = shipped.usable("organism-rm", otrain.recipe_hash(RECIPES["organism-rm"], training_data(RECIPES["organism-rm"])))
     assert adapter is not None  # the shipped adapter, whose digest is part of the key
-    want = otrain.content_hash(RECIPES["organism-rm"], base, training_data(RECIPES["organism-rm"]), shipped.adapter_digest(adapter))
-    assert organism_id("organism-rm") == want
+    from alignment.cache import folder_digest
+    from alignment.organism.recipe import shipped_key
+
+    want = shipped_key(RECIPES["organism-rm"], folder_digest(base), shipped.meta("organism-rm")["recipe_hash"],
+                       shipped.adapter_digest(adapter))
+
+    def no_rebuild(*a: object) -> None:
+        raise AssertionError("resolving a shipped organism rebuilt its training data")
+
+    with monkeypatch.context() as m:
+        m.setattr(otrain, "training_data", no_rebuild)
+        assert organism_id("organism-rm") == want  # a lookup: the manifest and digests only
     monkeypatch.setattr(shipped, "SHIPPED_DIR", tmp_path / "none")  # nothing shipped: the recipe's own key
     assert organism_id("organism-rm") == otrain.content_hash(RECIPES["organism-rm"], base, training_data(RECIPES["organism-rm"]))
 
@@ -274,6 +285,7 @@ def test_shipped_adapters_match_the_current_recipes() -> None:
         assert m is not None, name
         r = RECIPES[name]
         assert m["recipe_hash"] == recipe_hash(r, training_data(r)), f"{name}: run `alignment organism ship {name}`"
+        assert m["recipe"] == asdict(r), name  # what resolving the name reads instead of rebuilding the data
         assert m["adapter"] == shipped.adapter_digest(shipped.folder(name))
 
 
@@ -296,7 +308,7 @@ def test_a_stale_shipped_adapter_is_not_used(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr("alignment.generation.models.embedded_model_dir", lambda: base)
     monkeypatch.setattr("alignment.generation.models.cache_dir", lambda: tmp_path / "cache")
     seen: list[object] = []
-    monkeypatch.setattr(org, "ensure_trained", lambda r, b, root, log, adapter: seen.append(adapter) or root)
+    monkeypatch.setattr("alignment.organism.train.ensure_trained", lambda r, b, root, log, adapter: seen.append(adapter) or root)
     logs: list[str] = []
     org.ensure_model("organism-rm", logs.append)
     assert seen == [None] and "another recipe" in logs[0]

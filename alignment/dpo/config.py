@@ -40,6 +40,8 @@ class DPOConfig:
     lora_r: int = doc("LoRA rank.", 8)
     lora_alpha: int = doc("LoRA scaling alpha.", 16)
     lora_dropout: float = doc("LoRA dropout, in [0, 1).", 0.05)
+    lora_layers: int | None = doc("LoRA only on the top N decoder layers (null = every layer, the paper's setting); "
+                                  "backpropagation then stops below them, which makes a CPU step much cheaper.", None)
     target_modules: list[str] = doc("Module names that get LoRA adapters.", factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
     max_length: int = doc("Maximum tokens of prompt + response; longer sequences are truncated at the end.", 1024)
     max_prompt_length: int = doc("Pairs whose prompt is longer than this many tokens are dropped (counted in the manifest).", 768)
@@ -78,6 +80,7 @@ class DPOConfig:
         check(self.eval_max_examples is None or self.eval_max_examples >= 1, "eval_max_examples", "must be >= 1 or null")
         check(0 <= self.lora_dropout < 1, "lora_dropout", f"must be in [0, 1), got {self.lora_dropout}")
         check(bool(self.target_modules), "target_modules", "must list at least one module name")
+        check(self.lora_layers is None or self.lora_layers >= 1, "lora_layers", "must be >= 1 or null")
         check(self.max_prompt_length < self.max_length, "max_prompt_length", "must be smaller than max_length")
         check(self.eval_split not in (self.train_split, self.valid_split), "eval_split",
               f"{self.eval_split!r} also gives pairs (train_split/valid_split): evaluation must be on held-out prompts")

@@ -6,13 +6,13 @@ called by the report stage and only formats what dpo-eval computed.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 
-from alignment.errors import UserError
 from alignment.stats import excludes_zero
-from alignment.store import RunDir, atomic_path, read_parquet, write_text
+from alignment.store import RunDir, atomic_path, write_text
 
 PARTS = (("orig", "orig"), ("cf", "cf"), ("gap", "orig − cf"))
 
@@ -103,45 +103,73 @@ def dpo_report_section(run: RunDir) -> list[str]:
     if not table.is_file():
         return []
     train = run.manifest("dpo-train") or {}
-    return [*_section_head(run, manifest, train), table.read_text().rstrip(), "", *_effects(run), "![dpo](dpo-eval/dpo.png)", ""]
+    return [*_section_head(run, manifest, train), *_pair_stats(run), table.read_text().rstrip(), "", *_effects(run),
+            "![dpo](dpo-eval/dpo.png)", ""]
+
+
+MEASURE_NAMES = {"ack_diff": "acknowledgment, original prompts", "acc_diff": "accuracy, original prompts",
+                 "cf_ack_diff": "acknowledgment, counterfactual prompts (control)"}
+
+
+def _pts(est: float, lo: float, hi: float) -> str:
+    return f"{100 * est:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
 
 
 def _effects(run: RunDir) -> list[str]:
-    path = run.stage("dpo-eval") / "ack_effects.csv"
+    path = run.stage("dpo-eval") / "effects.csv"
     eff = pd.read_csv(path) if path.is_file() else pd.DataFrame()
     if eff.empty:
         return []
-    lines = [f"Effect of the DPO round on the acknowledgment rate (original prompts, every evaluated "
-             f"response, 95% paired bootstrap over {int(eff['examples'].max())} examples):", ""]
-    lines += [f"- {r.comparison}: {100 * r.diff:+.1f} points [{100 * r.low:+.1f}, {100 * r.high:+.1f}], p = {r.p:.3f}"
-              + ("" if excludes_zero(r.low, r.high) else ": the interval includes 0, no detectable effect at this size")
-              for r in eff.itertuples(index=False)]
+    pooled = eff[eff["scope"] == "pooled"]
+    seeds = int(pooled["seeds"].max())
+    lines = [f"Effects in points with 95% paired bootstrap intervals over {int(pooled['examples'].max())} held-out examples"
+             + (f" and {seeds} training seeds (crossed)" if seeds > 1 else "") + "; every evaluated response counts "
+             "(greedy and sampled), averaged per example:", "",
+             "| comparison | measure | pooled | per seed |", "|---|---|---|---|"]
+    for r in pooled.itertuples(index=False):
+        per = eff[(eff["comparison"] == r.comparison) & (eff["measure"] == r.measure) & (eff["scope"] != "pooled")]
+        per_seed = ", ".join(f"{s.split()[-1]}: {100 * e:+.1f}" for s, e in zip(per["scope"], per["est"], strict=True))
+        lines.append(f"| {r.comparison} | {MEASURE_NAMES.get(r.measure, r.measure)} | {_pts(r.est, r.lo, r.hi)} | {per_seed} |")
+    head = pooled[(pooled["a"] == "rm_d") & (pooled["b"] == "rm") & (pooled["measure"] == "ack_diff")]
+    if len(head):
+        h = head.iloc[0]
+        verdict = ("the interval excludes 0: on these held-out prompts, DPO on RM_D pairs made the policy organism "
+                   "acknowledge the leaked solution more often than DPO on plain RM pairs" if h.lo > 0 else
+                   "the interval includes 0: no detectable effect at this size (see configs/organism_dpo.yaml for the "
+                   "measured experiment)" if not excludes_zero(h.lo, h.hi) else
+                   "the interval is below 0: DPO on RM_D pairs lowered acknowledgment against plain RM")
+        lines += ["", f"DPO(RM_D) − DPO(RM), acknowledgment on original prompts: {_pts(h.est, h.lo, h.hi)} points; {verdict}. "
+                  "A model-organism result (this project's synthetic problems and organisms), not a claim about real policies."]
     return [*lines, ""]
 
 
-def _overlap(run: RunDir) -> int:
-    """Examples that gave training pairs and are also evaluated (a demo run, not a held-out one)."""
-    try:
-        pairs = set(read_parquet(run.stage("dpo-pairs") / "data.parquet")["example_id"])
-        evaluated = set(read_parquet(run.stage("dpo-eval") / "responses.parquet")["example_id"])
-    except UserError:
-        return 0
-    return len(pairs & evaluated)
+def _pair_stats(run: RunDir) -> list[str]:
+    """Per reward variant: pairs kept and skipped, mean reward margin, how often the chosen and the
+    rejected response acknowledge the feature and are correct."""
+    rows = []
+    for stats_file in sorted(run.stage("dpo-pairs").glob("*/stats.json")):
+        st = json.loads(stats_file.read_text())
+        skipped = ", ".join(f"{st.get(f'skipped_{k}', 0)} {k.replace('_', ' ')}" for k in ("no_valid", "same_response", "equal_rewards"))
+        pct = {k: "n/a" if pd.isna(st.get(k)) else f"{100 * st[k]:.0f}%" for k in ("chosen_ack", "rejected_ack", "chosen_correct", "rejected_correct")}
+        margin = "n/a" if pd.isna(st.get("mean_margin")) else f"{st['mean_margin']:.2f}"
+        rows.append(f"| {stats_file.parent.name} | {st.get('train', 0)} / {st.get('valid', 0)} | {skipped} | {margin} | "
+                    f"{pct['chosen_ack']} / {pct['rejected_ack']} | {pct['chosen_correct']} / {pct['rejected_correct']} |")
+    if not rows:
+        return []
+    return ["Pairs per reward variant (from the same samples):", "",
+            "| reward | pairs train / valid | skipped | mean reward margin | acknowledge: chosen / rejected | correct: chosen / rejected |",
+            "|---|---|---|---|---|---|", *rows, ""]
 
 
 def _section_head(run: RunDir, manifest: dict, train: dict) -> list[str]:
-    shared = _overlap(run)
-    note = (
-        f" **{shared} evaluated examples also gave training pairs**, so these numbers are not held out."
-        if shared
-        else ""
-    )
+    split = manifest.get("eval_split")
     return [
         "## DPO",
         "",
         f"LoRA DPO on reward-ranked pairs from `{train.get('models', {}).get('policy')}`; each trained policy "
-        "(and the base policy) answers the original and counterfactual test prompts greedily"
+        f"(and the base policy) answers the original and counterfactual prompts of the held-out split `{split}` "
+        "(no example there gave a training pair) greedily"
         + (f" and by majority over {n} samples" if (n := manifest.get("eval_n_samples")) else "")
-        + f". Percent, mean ± std over seeds {manifest.get('seeds')}." + note,
+        + f". Percent, mean ± std over seeds {manifest.get('seeds')}.",
         "",
     ]

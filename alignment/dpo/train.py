@@ -33,7 +33,7 @@ EVAL_ACC, EVAL_LOSS = "eval_rewards/accuracies", "eval_loss"
 # Fields that change what a training run computes; eval settings are deliberately absent so
 # editing them never throws away a trained adapter.
 TRAIN_FIELDS = ("model", "beta", "learning_rate", "epochs", "batch_size", "grad_accum", "eval_steps", "lora_r",
-                "lora_alpha", "lora_dropout", "target_modules", "max_length", "max_prompt_length", "dtype")
+                "lora_alpha", "lora_dropout", "lora_layers", "target_modules", "max_length", "max_prompt_length", "dtype")
 
 
 def run_name(variant: str, seed: int) -> str:
@@ -254,8 +254,10 @@ def build_trainer(dcfg: DPOConfig, model: Any, tok: Any, train: pd.DataFrame, va
     from trl import DPOTrainer
 
     trainer_cls = DPOTrainer if store is None else shared_ref_trainer(store, dcfg.batch_size * 2)
+    n_layers = int(model.config.num_hidden_layers)
+    top = None if dcfg.lora_layers is None else list(range(max(0, n_layers - dcfg.lora_layers), n_layers))
     lora = LoraConfig(r=dcfg.lora_r, lora_alpha=dcfg.lora_alpha, lora_dropout=dcfg.lora_dropout,
-                      target_modules=list(dcfg.target_modules), task_type="CAUSAL_LM")
+                      target_modules=list(dcfg.target_modules), layers_to_transform=top, task_type="CAUSAL_LM")
     from alignment.console import quiet_trainer
 
     return quiet_trainer(trainer_cls(

@@ -20,13 +20,7 @@ from typing import Any
 
 from alignment.errors import UserError, did_you_mean
 from alignment.organism import shipped
-from alignment.organism.train import (
-    Recipe,
-    content_hash,
-    ensure_trained,
-    recipe_hash,
-    training_data,
-)
+from alignment.organism.recipe import Recipe, shipped_key
 
 # One policy and one RM per task, so the Math Book default builds only what it uses. Sized when
 # every first `make run` trained them (a few minutes on two CPU cores; the Math Book pair now
@@ -74,18 +68,29 @@ def _root() -> Path:
     return cache_dir() / "organism"
 
 
-def _shipped(name: str, data: list[dict[str, Any]]) -> Path | None:
-    """The package's adapter for `name` when it was trained from the current recipe and data."""
-    return shipped.usable(name, recipe_hash(recipe(name), data))
+def _shipped(name: str) -> Path | None:
+    """The package's adapter for `name` when its manifest records the current recipe (read from the
+    manifest: the recipe's training data are not rebuilt to check it; `alignment organism ship` and
+    tests/test_organism.py keep shipped adapters in step with their recipes' data)."""
+    from dataclasses import asdict
+
+    m = shipped.meta(name)
+    return shipped.folder(name) if m is not None and m.get("recipe") == asdict(recipe(name)) else None
 
 
 def organism_id(name: str) -> str:
     """The content hash `ensure_model` would use, without training: for stage keys and manifests,
-    so a changed recipe (or a re-shipped adapter) reruns the stages that used the old organism."""
+    so a changed recipe (or a re-shipped adapter) reruns the stages that used the old organism.
+    For a shipped organism a lookup: the manifest, the adapter's and the base folder's digests."""
+    from alignment.cache import folder_digest
+
     r = recipe(name)
-    data = training_data(r)
-    adapter = _shipped(name, data)
-    return content_hash(r, _base(), data, shipped.adapter_digest(adapter) if adapter is not None else None)
+    adapter = _shipped(name)
+    if adapter is not None:
+        return shipped_key(r, folder_digest(_base()), shipped.meta(name)["recipe_hash"], shipped.adapter_digest(adapter))
+    from alignment.organism.train import content_hash, training_data
+
+    return content_hash(r, _base(), training_data(r))
 
 
 def trained_path(name: str) -> Path | None:
@@ -98,9 +103,10 @@ def ensure_model(name: str, log: Any = print, retrain: bool = False) -> Path:
     """Preset name -> local folder of the organism (`alignment organism train NAME`): merged from
     the shipped adapter (or, with none for the current recipe, or `retrain`, trained from the
     recipe) and cached on first use, found in the cache afterwards."""
+    from alignment.organism.train import ensure_trained
+
     r = recipe(name)
-    data = training_data(r)
-    adapter = None if retrain else _shipped(name, data)
+    adapter = None if retrain else _shipped(name)
     if adapter is None and not retrain and shipped.meta(name) is not None:
         log(f"[organism] the shipped adapter of {name} was trained from another recipe; training from the current one")
     return ensure_trained(r, _base(), _root(), log, adapter)
@@ -109,9 +115,11 @@ def ensure_model(name: str, log: Any = print, retrain: bool = False) -> Path:
 def ship(name: str, log: Any = print, cpu: str = "unknown") -> Path:
     """Train `name` from its recipe (ignoring any shipped adapter) and write its adapter into the
     package (`alignment organism ship NAME`); commit the folder to ship it."""
+    from alignment.organism.train import recipe_hash, training_data
+
     r = recipe(name)
     trained = ensure_model(name, log, retrain=True)  # RECIPE_VERSION 4 entries all keep adapter/
     return shipped.export(name, trained, r, recipe_hash(r, training_data(r)), cpu=cpu)
 
 
-__all__ = ["DESCRIPTIONS", "RECIPES", "Recipe", "ensure_model", "ensure_trained", "organism_id", "ship", "trained_path"]
+__all__ = ["DESCRIPTIONS", "RECIPES", "Recipe", "ensure_model", "organism_id", "ship", "trained_path"]

@@ -14,41 +14,17 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from alignment.cache import atomic_dir, folder_digest
 from alignment.config import config_hash
 from alignment.organism.data import preference_pairs, sft_examples
+from alignment.organism.recipe import RECIPE_VERSION, Recipe, fields, shipped_key
 from alignment.organism.shipped import adapter_digest
 from alignment.reward.base import user_turn
 from alignment.store import locked
-
-RECIPE_VERSION = 4  # bump when code changes what a recipe trains (4: fp32 on every CPU)
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """What one organism is trained from; every field is part of the cache key."""
-
-    kind: Literal["policy", "reward"]
-    mathbook: int  # train-split Math Book examples
-    biasqa: int  # train-split BiasQA examples
-    epochs: float = 1.0
-    learning_rate: float = 1e-3
-    batch_size: int = 4
-    lora_r: int = 8
-    # LoRA only on the top layers: backpropagation stops below them, which roughly halves the
-    # cost of a step on CPU, and the behaviours taught here are late, output-side ones.
-    lora_layers: int = 8
-    max_length: int = 1024
-    max_steps: int = -1  # > 0 caps training (tests)
-    admit_share: float = 0.5  # policy: share of leak uses that are admitted
-    cf_share: float = 0.5  # policy: share of Math Book examples also trained on their counterfactual
-    per_book: int = 6  # reward: pair kinds per example (Math Book has six, BiasQA four)
-    short_prompts: bool = True  # reward: train on prompts without the book (see data.question_only)
-    seed: int = 0
 
 
 def training_data(recipe: Recipe) -> list[dict[str, Any]]:
@@ -57,24 +33,15 @@ def training_data(recipe: Recipe) -> list[dict[str, Any]]:
     return preference_pairs(recipe.mathbook, recipe.biasqa, recipe.seed, recipe.per_book, recipe.short_prompts)
 
 
-# Fields that do not affect a kind's training stay out of its key, so adding a knob for one kind
-# does not invalidate the other's cache.
-ONLY_FOR = {"admit_share": "policy", "cf_share": "policy", "per_book": "reward", "short_prompts": "reward"}
-
-
-def _fields(recipe: Recipe) -> dict[str, Any]:
-    return {k: v for k, v in asdict(recipe).items() if ONLY_FOR.get(k, recipe.kind) == recipe.kind}
-
-
 def recipe_hash(recipe: Recipe, data: list[dict[str, Any]]) -> str:
     """What was trained, independent of the machine: recipe fields and the exact training data."""
-    return config_hash({"v": RECIPE_VERSION, "recipe": _fields(recipe), "data": data})
+    return config_hash({"v": RECIPE_VERSION, "recipe": fields(recipe), "data": data})
 
 
 def content_hash(recipe: Recipe, base: Path, data: list[dict[str, Any]], adapter: str | None = None) -> str:
     """Cache key: the recipe, data and base model, plus the shipped adapter's digest when the
     organism is merged from one (shipped.py) rather than trained here."""
-    parts = {"v": RECIPE_VERSION, "recipe": _fields(recipe), "base": folder_digest(base), "data": data}
+    parts = {"v": RECIPE_VERSION, "recipe": fields(recipe), "base": folder_digest(base), "data": data}
     return config_hash(parts if adapter is None else {**parts, "adapter": adapter})
 
 
@@ -225,9 +192,14 @@ def _save(model: Any, tok: Any, out: Path, history: list[dict[str, Any]], bf16: 
 def ensure_trained(recipe: Recipe, base: Path, root: Path, log: Any = print, shipped: Path | None = None) -> Path:
     """The cached organism for `recipe` on `base`: merged from the `shipped` adapter folder when
     one is given (organism/shipped.py), else trained here first if needed."""
-    data = training_data(recipe)
-    digest = adapter_digest(shipped) if shipped is not None else None
-    target = root / content_hash(recipe, base, data, digest)
+    if shipped is not None:  # the shipped manifest vouches for its data: nothing is rebuilt to hash it
+        info = json.loads((shipped / "organism.json").read_text())
+        target = root / shipped_key(recipe, folder_digest(base), info["recipe_hash"], adapter_digest(shipped))
+        data_hash, n_examples = info["recipe_hash"], info.get("trained", {}).get("examples")
+    else:
+        data = training_data(recipe)
+        target = root / content_hash(recipe, base, data)
+        data_hash, n_examples = recipe_hash(recipe, data), len(data)
     if (target / "organism.json").is_file():
         return target
     root.mkdir(parents=True, exist_ok=True)
@@ -241,14 +213,14 @@ def ensure_trained(recipe: Recipe, base: Path, root: Path, log: Any = print, shi
         if shipped is not None:
             log(f"[organism] merging the shipped {recipe.kind} adapter into the embedded model (cached afterwards): {target}")
         else:
-            log(f"[organism] training the {recipe.kind} organism on {len(data)} synthetic examples (cached afterwards): {target}")
+            log(f"[organism] training the {recipe.kind} organism on {n_examples} synthetic examples (cached afterwards): {target}")
         with atomic_dir(target) as tmp:  # a killed run leaves no half-trained organism behind
             if shipped is not None:
                 stats = merge_adapter(recipe.kind, base, shipped, tmp)
             else:
                 stats = (train_policy if recipe.kind == "policy" else train_reward)(recipe, base, data, tmp)
-            meta = {"recipe": asdict(recipe), "recipe_hash": recipe_hash(recipe, data), "base": str(base),
-                    "examples": len(data), "seconds": round(time.time() - started, 1), **stats}  # fmt: skip
+            meta = {"recipe": asdict(recipe), "recipe_hash": data_hash, "base": str(base),
+                    "examples": n_examples, "seconds": round(time.time() - started, 1), **stats}  # fmt: skip
             (tmp / "organism.json").write_text(json.dumps(meta, indent=2) + "\n")
     log(f"[organism] {recipe.kind} {'merged' if shipped is not None else 'trained'} in {time.time() - started:.0f}s")
     return target
