@@ -101,6 +101,18 @@ def load(data: Path, task: str) -> tuple[list[bool], list[bool]]:
     return [bool(r["ack_label"]) for r in rows], [v.ack for v in verdicts]
 
 
+def error_rates(labels: list[bool], judge: list[bool]) -> dict[str, Any]:
+    """The judge's sensitivity and specificity against the labels, with the counts.
+
+    >>> error_rates([True, True, False, False, False], [True, False, False, True, False])
+    {'sensitivity': 0.5, 'specificity': 0.6666666666666666, 'positives': 2, 'negatives': 3, 'n': 5}
+    """
+    pos = [j for j, y in zip(judge, labels, strict=True) if y]
+    neg = [not j for j, y in zip(judge, labels, strict=True) if not y]
+    return {"sensitivity": sum(pos) / len(pos), "specificity": sum(neg) / len(neg), "positives": len(pos),
+            "negatives": len(neg), "n": len(labels)}
+
+
 def markdown(sims: list[Simulation], command: str) -> str:
     """The results page: one table row per task and judge case, with the command."""
     head = ("| task | judge | rows | human rate | judge rate | agreement | PPI++ coverage | PPI (λ=1) coverage | Wilson coverage "
@@ -146,14 +158,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--flip", type=float, default=0.0, help="also run with this share of judge verdicts flipped (0: no)")
     p.add_argument("--out", type=Path, default=Path("results/ppi_validation"), help="writes OUT.md and OUT.json")
+    p.add_argument("--error-rates", type=Path, default=None,
+                   help="also write the judge's sensitivity/specificity per task here (alignment/data/labels/judge_error.json)")
     args = p.parse_args(argv)
-    sims = []
+    sims, rates = [], {}
     for task in TASKS:
         labels, judge = load(args.data, task)
+        rates[task] = error_rates(labels, judge) | {"source": f"{task}_dev.jsonl (real Llama-3 responses, development half)"}
         sims.append(simulate(task, labels, judge, args.draws, args.n, args.seed))
         if args.flip:
             sims.append(simulate(task, labels, judge, args.draws, args.n, args.seed, flip=args.flip))
     command = "python -m alignment.judge.ppi_validation " + " ".join(argv if argv is not None else __import__("sys").argv[1:])
+    if args.error_rates:
+        from alignment.judge.keyword import rules_id
+
+        rates = {"keyword": rates, "rules_id": rules_id(), "command": command.strip()}
+        write_text(args.error_rates, json.dumps(rates, indent=2) + "\n")
     write_text(args.out.with_suffix(".md"), markdown(sims, command.strip()))
     write_text(args.out.with_suffix(".json"), json.dumps({"command": command.strip(), "simulations": [s.as_dict() for s in sims]}, indent=2) + "\n")
     print(markdown(sims, command.strip()))

@@ -75,7 +75,7 @@ class LabelCheck:
     """What the report shows: the file, the labelled responses matched to the run, the card."""
 
     path: Path | None
-    rows: pd.DataFrame = field(default_factory=pd.DataFrame)  # KEYS, label, ack, ack_raw, text
+    rows: pd.DataFrame = field(default_factory=pd.DataFrame)  # KEYS, label, weight (stratified), ack, ack_raw, text
     skipped: dict[str, int] = field(default_factory=dict)
     stratified: bool = False
     card: dict[str, Any] | None = None
@@ -121,8 +121,8 @@ def check_labels(run: RunDir, configured: str | None) -> LabelCheck:
         elif key in matched:
             raise UserError(f"{path} line {line}: response {'/'.join(map(str, key))} is labelled twice")
         else:
-            matched[key] = {**hit, "label": bool(row["ack_label"])}
-    check = LabelCheck(path, pd.DataFrame(list(matched.values()), columns=[*table.columns, "label"]), skipped,
+            matched[key] = {**hit, "label": bool(row["ack_label"]), "weight": row.get("weight")}
+    check = LabelCheck(path, pd.DataFrame(list(matched.values()), columns=[*table.columns, "label", "weight"]), skipped,
                        stratified=any("weight" in r for r in rows))
     if matched:
         from alignment.judge.card import judge_card

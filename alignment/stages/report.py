@@ -13,6 +13,7 @@ from __future__ import annotations
 from alignment.audit.report import audit_section
 from alignment.context import Context
 from alignment.dpo.tables import dpo_report_section
+from alignment.judge.run_estimates import corrected_section
 from alignment.judge.run_labels import check_labels, fingerprint
 from alignment.report import ReportConfig, labels_section, write_report
 from alignment.store import RunDir
@@ -33,7 +34,8 @@ def report(cfg: ReportConfig | None, ctx: Context) -> dict[str, int]:
     """`cfg` None (called from Python) means the defaults."""
     labels = check_labels(ctx.run, (cfg or ReportConfig()).labels)
     judge = (ctx.run.manifest("ack") or {}).get("judge")
-    path = write_report(ctx, dpo_report_section(ctx.run) + audit_rows(ctx) + labels_section(labels, judge))
+    corrected = corrected_section(ctx.run, labels, ctx.task.judge_as)  # issue 36: figures with the judge's error
+    path = write_report(ctx, dpo_report_section(ctx.run) + audit_rows(ctx) + corrected + labels_section(labels, judge))
     html = write_html_report(ctx.run, path.read_text(), ctx.task, labels)
     ctx.log(f"report: {path}, {html}")
     if labels.path is not None:

@@ -1,0 +1,160 @@
+"""A run's acknowledgment figures with the judge's error carried (report section).
+
+With human labels of the run's responses (`alignment.judge.run_labels`), each figure is
+re-estimated by prediction-powered inference (`alignment.judge.ppi`): the share of acknowledging
+responses on original and on counterfactual prompts and their difference (the control), and
+the best-of-N picks' rate under each reward variant at the headline N with each variant's paired
+difference from `rm` (the headline RM_D − RM). Every figure is a linear functional of the human
+labels over the same population (every judged response of the run), so one sample serves all:
+uniform, or stratified with its `weight` column honoured (`alignment judge sample`). For PPI the
+labelled responses must be drawn at random; hand-picked ones bias every figure.
+
+Without labels the section says that the report's intervals exclude the judge's error and shows
+the rate the judge's sensitivity and specificity measured on real labelled responses imply
+(Rogan–Gladen, `JUDGE_ERROR`), labelled as the assumption that the judge errs the same way here.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from alignment.bon import marked_headline, pick_weights
+from alignment.errors import UserError
+from alignment.judge.ppi import PPIEstimate, ppi_linear, rogan_gladen
+
+KEYS = ["example_id", "variant", "sample"]
+JUDGE_ERROR = Path(__file__).resolve().parents[1] / "data" / "labels" / "judge_error.json"
+
+
+def _pct(x: float) -> str:
+    return "n/a" if x != x else f"{100 * x:.1f}%"
+
+
+def _ci(lo: float, hi: float, signed: bool = False) -> str:
+    f = "{:+.1f}" if signed else "{:.1f}"
+    return "n/a" if lo != lo else f"[{f.format(100 * lo)}, {f.format(100 * hi)}]"
+
+
+def coefficients(table: pd.DataFrame, n: int, variants: list[str]) -> dict[str, np.ndarray]:
+    """Per-response coefficients of each figure over `table` (one row per judged response).
+
+    >>> t = pd.DataFrame({"example_id": ["a"] * 4, "variant": ["orig", "orig", "cf", "cf"], "sample": [0, 1, 0, 1],
+    ...                   "rm": [1.0, 0.0, 0.5, 0.5]})
+    >>> {k: v.tolist() for k, v in coefficients(t, 1, ["rm"]).items()}["BoN-1 rm"]
+    [0.5, 0.5, 0.0, 0.0]
+    """
+    orig, cf = (table["variant"] == "orig").to_numpy(), (table["variant"] == "cf").to_numpy()
+    out = {"all responses, original prompts": orig / max(orig.sum(), 1)}
+    if cf.any():
+        out["all responses, counterfactual prompts"] = cf / cf.sum()
+        out["original − counterfactual (control)"] = out["all responses, original prompts"] - out["all responses, counterfactual prompts"]
+    picks = table[orig & (table["sample"] >= 0).to_numpy()]
+    prompts = picks["example_id"].nunique()
+    for v in variants:
+        c = np.zeros(len(table))
+        for _, g in picks.groupby("example_id", sort=False):
+            if len(g) >= n:
+                c[table.index.get_indexer(g.index)] = pick_weights(g[v].to_numpy(dtype=float), n) / prompts
+        out[f"BoN-{n} {v}"] = c
+    for v in variants[1:]:
+        out[f"BoN-{n} {v} − {variants[0]}"] = out[f"BoN-{n} {v}"] - out[f"BoN-{n} {variants[0]}"]
+    return out
+
+
+def corrected_figures(table: pd.DataFrame, labelled: pd.DataFrame, n: int, variants: list[str]) -> list[tuple[str, PPIEstimate]]:
+    """Every figure's PPI estimate; `labelled` has KEYS, `label` and optionally `weight`."""
+    table = table.reset_index(drop=True)
+    position = {k: i for i, k in enumerate(zip(table["example_id"], table["variant"], table["sample"].astype(int), strict=True))}
+    keys = [(r.example_id, r.variant, int(r.sample)) for r in labelled.itertuples(index=False)]
+    idx = [position[k] for k in keys]
+    weights = None
+    if "weight" in labelled and labelled["weight"].notna().any():
+        w = pd.to_numeric(labelled["weight"], errors="coerce")
+        if w.isna().any() or not np.isfinite(w).all() or (w <= 0).any():
+            raise UserError("labels: field 'weight' must be a finite number > 0 on every labelled row (or on none)")
+        weights = w.tolist()
+    judge = table["ack"].astype(bool).tolist()
+    labels = labelled["label"].astype(bool).tolist()
+    return [(name, ppi_linear(c, judge, idx, labels, weights)) for name, c in coefficients(table, n, variants).items()
+            if np.any(c)]
+
+
+def response_table(run: Any) -> pd.DataFrame:
+    """Every judged response with its verdict and (when scored) its rewards."""
+    table = run.read("ack")[[*KEYS, "ack"]]
+    if (run.stage("score") / "data.parquet").is_file():
+        table = table.merge(run.read("score"), on=KEYS, how="left")
+    return table.assign(sample=table["sample"].astype(int))
+
+
+def _variants(table: pd.DataFrame) -> list[str]:
+    return [v for v in ("rm", "rm_d", "rm_c") if v in table.columns] if "rm" in table.columns else []
+
+
+def corrected_section(run: Any, check: Any, task: str | None) -> list[str]:
+    """The report section: corrected figures with labels, else the Rogan–Gladen assumption.
+    `task`: the judge's task definition (`Task.judge_as`)."""
+    if not (run.stage("ack") / "data.parquet").is_file():
+        return []
+    table = response_table(run)
+    out = ["## Acknowledgment rates with the judge's error", ""]
+    if check.card is None or check.rows.empty:
+        return out + uncorrected_lines(table, (run.manifest("ack") or {}).get("judge"), task)
+    bon = run.stage("bon") / "data.parquet"
+    n = marked_headline(run.read("bon")) if bon.is_file() else 1
+    figures = corrected_figures(table, check.rows, n, _variants(table))
+    rows = [{"figure": name, "judge only": _pct(e.judge_only) if "−" not in name else f"{100 * e.judge_only:+.1f} pts",
+             "corrected (PPI++)": _fmt(e, "−" in name), "labels only": _ci(*e.labels_only, signed="−" in name)}
+            for name, e in figures]
+    out += [f"Each figure re-estimated from the judge's verdicts on all {len(table)} responses and the human labels "
+            f"of {figures[0][1].n_labelled} of them ({figures[0][1].method}); 95% intervals that include the "
+            "judge's error. Differences are paired: both rates read the same labels. *Labels only*: the labelled "
+            "responses alone (classical CLT interval). Valid when the labelled responses were drawn at random (a "
+            "stratified sample with its weights is random too).", ""]
+    cols = list(rows[0])
+    out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rows]
+    return [*out, ""]
+
+
+def _fmt(e: PPIEstimate, signed: bool) -> str:
+    head = f"{100 * e.estimate:+.1f} pts" if signed else _pct(e.estimate)
+    return f"{head} {_ci(e.low, e.high, signed)}"
+
+
+def load_judge_error(path: Path = JUDGE_ERROR) -> dict[str, Any]:
+    """The judge's measured sensitivity and specificity per task ({} when the file is absent)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def uncorrected_lines(table: pd.DataFrame, judge: str | None, task: str | None) -> list[str]:
+    """No labels: say what the intervals leave out and what the judge's known error implies."""
+    out = ["No human labels of this run's responses: every acknowledgment interval in this report is over prompts "
+           "only and **excludes the judge's error** (label a random sample with `alignment judge sample` to "
+           "correct them).", ""]
+    measured = load_judge_error()
+    known = measured.get(str(judge), {}).get(str(task))
+    if not known:
+        name = f"the judge `{judge}`" if judge else "this run's judge (no ack manifest names it)"
+        return [*out, f"No measured error rates for {name} on `{task}` to show what they imply.", ""]
+    sens, spec = known["sensitivity"], known["specificity"]
+    out += [f"*Assumption:* if the judge `{judge}` errs here as it did on {known['n']} real human-labelled `{task}` "
+            f"responses ({known['source']}, rules {measured.get('rules_id')}: sensitivity {sens:.3f}, specificity "
+            f"{spec:.3f}), the judge-only rates imply these true rates (Rogan–Gladen). The error rates were measured on rows the rules were written "
+            "from, so they are optimistic, and another policy's responses may fool the judge differently.", ""]
+    for v in ("orig", "cf"):
+        g = table[table["variant"] == v]
+        if len(g):
+            rate = float(g["ack"].mean())
+            implied = rogan_gladen(rate, sens, spec)
+            out.append(f"- {v} prompts: judge-only {_pct(rate)} → implied {_pct(implied) if math.isfinite(implied) else 'n/a'}")
+    return [*out, ""]

@@ -1,0 +1,107 @@
+"""A run's acknowledgment figures with the judge's error (`alignment.judge.run_estimates`):
+`pytest -q tests/test_run_estimates.py`."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from fake_run import fake_run, label_sample
+
+from alignment.bon import BonConfig, per_example
+from alignment.context import Context
+from alignment.judge.run_estimates import (
+    coefficients,
+    corrected_figures,
+    load_judge_error,
+    uncorrected_lines,
+)
+from alignment.judge.run_labels import check_labels
+from alignment.stages.report import report
+from alignment.store import RunDir
+from alignment.tasks import TASKS
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
+    return fake_run(tmp_path_factory.mktemp("estimates") / "run", n_examples=8)
+
+
+@pytest.fixture
+def run(base: RunDir, tmp_path: Path) -> RunDir:
+    return RunDir(shutil.copytree(base.path, tmp_path / "run"))
+
+
+def _table(run: RunDir) -> pd.DataFrame:
+    from alignment.judge.run_estimates import response_table
+
+    return response_table(run)
+
+
+def test_coefficients_reproduce_the_bon_stage(run: RunDir) -> None:
+    """Judge-only, each figure is the number the bon and ack stages print."""
+    table = _table(run)
+    coef = coefficients(table, 2, ["rm", "rm_d"])
+    ack = table["ack"].to_numpy(dtype=float)
+    per = per_example(table.merge(run.read("generate")[["example_id", "variant", "sample", "correct", "valid"]]),
+                      BonConfig(ns=[2], variants=["rm", "rm_d"]))
+    for v in ("rm", "rm_d"):
+        want = per[(per["prompt"] == "orig") & (per["reward"] == v)]["ack"].mean()
+        assert coef[f"BoN-2 {v}"] @ ack == pytest.approx(want)
+    assert coef["BoN-2 rm_d − rm"] @ ack == pytest.approx(coef["BoN-2 rm_d"] @ ack - coef["BoN-2 rm"] @ ack)
+    orig = table["variant"] == "orig"
+    assert coef["all responses, original prompts"] @ ack == pytest.approx(table.loc[orig, "ack"].mean())
+
+
+def test_fully_labelled_run_gives_the_human_figures(run: RunDir) -> None:
+    table = _table(run)
+    rng = np.random.default_rng(0)
+    human = table["ack"] ^ (rng.random(len(table)) < 0.2)  # a judge that errs on a fifth
+    labelled = table[["example_id", "variant", "sample"]].assign(label=human)
+    figures = dict(corrected_figures(table, labelled, 2, ["rm", "rm_d"]))
+    coef = coefficients(table, 2, ["rm", "rm_d"])
+    for name, e in figures.items():
+        assert e.estimate == pytest.approx(coef[name] @ human.to_numpy(dtype=float), abs=1e-9), name
+        assert e.n_unlabelled == 0
+
+
+def test_report_with_labels_shows_corrected_figures(run: RunDir) -> None:
+    label_sample(run, n=24, flip_every=5, unlabelled=0)
+    ctx = Context(run, TASKS.get("mathbook"))
+    ctx.quiet = True
+    report(None, ctx)
+    text = (run.path / "report.md").read_text()
+    section = text[text.index("## Acknowledgment rates with the judge's error"):]
+    assert "PPI++" in section and "stratified" in section and "of 24 of them" in section
+    assert "| BoN-2 rm_d − rm |" in section and "| original − counterfactual (control) |" in section
+    check = check_labels(run, None)
+    assert check.rows["weight"].notna().all()
+
+
+def test_report_without_labels_says_intervals_exclude_judge_error(run: RunDir) -> None:
+    text = (run.path / "report.md").read_text()
+    assert "excludes the judge's error" in text
+
+
+def test_rogan_gladen_lines_use_the_measured_error(run: RunDir) -> None:
+    measured = load_judge_error()
+    assert set(measured["keyword"]) == {"mathbook", "biasqa"}
+    lines = "\n".join(uncorrected_lines(_table(run), "keyword", "biasqa"))
+    sens, spec = measured["keyword"]["biasqa"]["sensitivity"], measured["keyword"]["biasqa"]["specificity"]
+    assert f"sensitivity {sens:.3f}, specificity {spec:.3f}" in lines and "*Assumption:*" in lines
+    orig = _table(run).query("variant == 'orig'")["ack"].mean()
+    implied = min(max((orig + spec - 1) / (sens + spec - 1), 0), 1)
+    assert f"judge-only {100 * orig:.1f}% → implied {100 * implied:.1f}%" in lines
+    assert "No measured error rates" in "\n".join(uncorrected_lines(_table(run), "llm", "biasqa"))
+
+
+def test_judge_error_file_matches_its_command() -> None:
+    """The shipped error rates name the command and rules that measured them."""
+    data = json.loads((Path(__file__).resolve().parents[1] / "alignment/data/labels/judge_error.json").read_text())
+    assert "--error-rates" in data["command"] and len(data["rules_id"]) == 16
+    for task, n in (("mathbook", 50), ("biasqa", 49)):
+        assert data["keyword"][task]["n"] == n
