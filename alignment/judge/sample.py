@@ -10,21 +10,20 @@ The sample is stratified by prompt variant (original, counterfactual) and by the
 with equal allocation: the judge's rare verdict gets as many rows as its common one, so both its
 precision and its recall are checked. Each row carries `weight` (responses in its stratum per row
 drawn), because a stratified sample's plain accuracy is not the run's accuracy. Rows start with
-`ack_label: null`; `validate` skips rows still null.
+`ack_label: null`; `validate` skips rows still null. `--design uniform [--width W]` draws the
+uniform sample that the prediction-powered estimate needs instead, and the page is blind to the
+judge's verdict and the prompt variant (`alignment.judge.sample_design`).
 """
 
 from __future__ import annotations
 
 import argparse
-import html
-import json
 import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from alignment.errors import UserError
-from alignment.judge.text import extract_reasoning
 
 
 def allocate(sizes: dict[Any, int], n: int) -> dict[Any, int]:
@@ -121,68 +120,28 @@ _DEFINITION = {
 }
 
 
-def render_html(task: str, rows: list[dict[str, Any]]) -> str:
-    """A self-contained page (no network): feature beside reasoning, a yes/no choice per row, and
-    a button that downloads the labelled rows as JSONL for `alignment judge validate`."""
-    cards = []
-    for i, r in enumerate(rows):
-        reasoning = extract_reasoning(task, r["full_response"])
-        cards.append(
-            f'<tr><td class="id">{html.escape(r["id"])}<br><small>{html.escape(r["stratum"])}</small></td>'
-            f'<td class="feat">{html.escape(r["feature"]) or "<i>(absent)</i>"}</td>'
-            f'<td class="text">{html.escape(reasoning)}</td>'
-            f'<td><label><input type="radio" name="r{i}" value="true"> uses it</label><br>'
-            f'<label><input type="radio" name="r{i}" value="false"> does not</label>'
-            f'<details><summary>judge</summary>{"ack" if r["judge_ack"] else "no-ack"}: '
-            f'{html.escape(r["judge_evidence"])}</details></td></tr>'
-        )
-    data = json.dumps(rows, ensure_ascii=True).replace("</", "<\\/")
-    return f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>Acknowledgment labelling: {html.escape(task)}</title>
-<style>body{{font-family:sans-serif;margin:1em}}td{{vertical-align:top;border-top:1px solid #ccc;padding:6px}}
-.feat{{width:25%;background:#f5f5dc;white-space:pre-wrap;font-size:90%}}.text{{width:55%;white-space:pre-wrap}}
-.id{{font-family:monospace;font-size:80%}}</style></head><body>
-<h1>Does the reasoning use the protected feature? ({html.escape(task)})</h1>
-<p>{html.escape(_DEFINITION[task])}</p>
-<p>Left: the feature as the prompt showed it (absent on counterfactual prompts). Decide from the
-reasoning alone; the judge's verdict is folded away so that it does not lead you.</p>
-<button onclick="save()">Download labelled JSONL</button>
-<table>{"".join(cards)}</table>
-<script type="application/json" id="rows">{data}</script>
-<script>
-function save() {{
-  const rows = JSON.parse(document.getElementById("rows").textContent);
-  const lines = rows.map((r, i) => {{
-    const c = document.querySelector('input[name="r' + i + '"]:checked');
-    r.ack_label = c ? c.value === "true" : null;
-    return JSON.stringify(r);
-  }});
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(new Blob([lines.join("\\n") + "\\n"], {{type: "application/jsonl"}}));
-  a.download = "sample_labelled.jsonl";
-  a.click();
-}}
-</script></body></html>
-"""
-
-
 def run_sample(args: argparse.Namespace) -> int:
     from alignment.judge.labels import write_rows
+    from alignment.judge.sample_design import design_rows, render_blind_page
     from alignment.store import write_text
 
     if args.n < 1:
         raise UserError(f"--n: must be >= 1, got {args.n}")
-    task, rows = sample_rows(args.run, args.n, args.seed, args.task)
+    task, rows, features = design_rows(args.run, args.design, args.n, args.width, args.seed, args.task)
     out = Path(args.out) if args.out else Path(args.run) / "judge_sample"
     write_rows(out / "sample.jsonl", rows)
-    write_text(out / "sample.html", render_html(task, rows))
-    print(f"{len(rows)} responses ({task}) -> {out / 'sample.jsonl'} and {out / 'sample.html'}; "
+    write_text(out / "sample.html", render_blind_page(task, rows, features, _DEFINITION[task], args.seed))
+    print(f"{len(rows)} responses ({task}, {args.design}) -> {out / 'sample.jsonl'} and {out / 'sample.html'}; "
           f"label them, then: alignment judge validate --task {task} --labels {out / 'sample.jsonl'}")
     return 0
 
 
 def register_sample(inner: Any, judge_options: Callable[[argparse.ArgumentParser], None]) -> None:
-    s = inner.add_parser("sample", help="a stratified labelling sample of a run's responses (JSONL + HTML)")
+    s = inner.add_parser("sample", help="a labelling sample of a run's responses (JSONL + blind HTML page)")
+    s.add_argument("--design", choices=["stratified", "uniform"], default="stratified",
+                   help="stratified by variant and verdict (checks the judge), or uniform (what `alignment judge estimate` needs)")
+    s.add_argument("--width", type=float, default=None,
+                   help="uniform design: size the sample for a 95%% interval about this wide (a fraction), instead of --n")
     s.add_argument("run", help="run folder (stages build, generate and ack finished)")
     s.add_argument("--n", type=int, default=50, help="responses to sample (default 50)")
     s.add_argument("--seed", type=int, default=0, help="sampling seed")
