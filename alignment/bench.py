@@ -287,7 +287,28 @@ def judge_section(mb: float) -> dict[str, Any]:
     return out
 
 
+def cmd_device_bench(args: argparse.Namespace) -> int:
+    """`--device`/`--shape`: random-weight models of a named shape on one device (bench_device.py)."""
+    from alignment.bench_device import device_bench
+    from alignment.bench_shapes import SHAPES
+    from alignment.config import check_device
+
+    device, shape = args.device or "cpu", args.shape or "tiny"
+    check_device(device, "--device")
+    SHAPES.check(shape, "--shape")
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise UserError(f"--device {device}: no CUDA GPU is visible to torch")
+    if device in ("auto", "mps"):
+        raise UserError(f"--device must be cpu, cuda or cuda:N, got {device!r}")
+    result = device_bench(argparse.Namespace(**{**vars(args), "device": device, "shape": shape}))
+    if args.json:
+        print(json.dumps(result))
+    return 0
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.device or args.shape:
+        return cmd_device_bench(args)
     if not 0 < args.judge_mb <= 100:
         raise UserError(f"--judge-mb must be above 0 and at most 100, got {args.judge_mb}")
     for name in ("n", "prompt_tokens", "response_tokens", "new_tokens", "batch_size", "contention_n",
@@ -336,8 +357,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="time naive vs shared-prefix scoring and sampling (CPU, SmolLM2-135M)")
+    p = sub.add_parser("bench", help="time naive vs shared-prefix scoring and sampling (CPU, SmolLM2-135M; "
+                                     "--device/--shape: random-weight paper shapes on a GPU)")
     p.add_argument("--json", action="store_true", help="end with one JSON line of results")
+    p.add_argument("--device", help="cpu, cuda or cuda:N: time random-weight models of --shape there instead "
+                                    "(generation, scoring, one LoRA DPO step; see alignment/bench_device.py)")
+    p.add_argument("--shape", help="with --device: llama-3.1-8b, llama-3.2-3b, qwen3-1.7b or tiny (default)")
     p.add_argument("--n", type=int, default=16, help="responses / samples per prompt")
     p.add_argument("--prompt-tokens", type=int, default=1500, help="approximate prompt length")
     p.add_argument("--response-tokens", type=int, default=270, help="approximate response length")

@@ -1,17 +1,39 @@
 #!/usr/bin/env bash
-# jobs/gpu_check.sh: the GPU-only paths of issue 9, on a machine with a CUDA GPU and vLLM installed
-# (pip install -e '.[vllm]'). Offline: uses the embedded SmolLM2-135M.
-#   1. vLLM generation with prefix caching: N samples per prompt, same seeds give the same texts.
-#   2. vLLM pooling runner for a classifier RM (SmolLM2 body + seeded one-logit head) against the
+# jobs/gpu_check.sh: the GPU checks, on a machine with a CUDA GPU. Offline: random-weight shapes and
+# the embedded SmolLM2-135M.
+#   0. the non-slow test suite on CUDA (device "auto" picks the GPU; tests/test_draws.py's CUDA tests run)
+#   1. `alignment bench --device cuda --shape $SHAPE --json` (issue 41: project decoder vs model.generate
+#      vs the weight-read floor, scoring naive vs shared prefix, one LoRA DPO step); last line is JSON
+# Only where vLLM is installed (pip install -e '.[vllm]'):
+#   2. vLLM generation with prefix caching: N samples per prompt, same seeds give the same texts.
+#   3. vLLM pooling runner for a classifier RM (SmolLM2 body + seeded one-logit head) against the
 #      transformers path on the GPU in fp32, shared prefix and naive.
-# Exit status 0 means every check passed. Usage: bash jobs/gpu_check.sh [python]
+# Exit status 0 means every check passed.
+# Usage: bash jobs/gpu_check.sh [python]   (SHAPE=llama-3.2-3b, qwen3-1.7b or tiny for another shape;
+#        SKIP_SUITE=1 to run only the bench and the vLLM checks)
 set -euo pipefail
 PY=${1:-python}
+SHAPE=${SHAPE:-llama-3.1-8b}
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-echo "== 1. vLLM generation (prefix caching)"
+if [ -z "${SKIP_SUITE:-}" ]; then
+  echo "== 0. non-slow test suite on CUDA"
+  "$PY" -m pytest -q -m "not slow" -p no:randomly tests/
+fi
+
+echo "== 1. alignment bench --device cuda --shape $SHAPE"
+"$PY" -c 'import sys; from alignment.cli import main; sys.exit(main(sys.argv[1:]))' \
+  bench --device cuda --shape "$SHAPE" --json
+
+if ! "$PY" -c "import vllm" 2>/dev/null; then
+  echo "vLLM is not installed: skipping the vLLM checks (2, 3)"
+  echo "all GPU checks passed"
+  exit 0
+fi
+
+echo "== 2. vLLM generation (prefix caching)"
 "$PY" - <<'PY'
 from alignment.generation.base import GenerationConfig, chat_for, make_generator
 
@@ -27,7 +49,7 @@ assert len(set(a[0])) > 1, "different seeds gave identical samples"
 print("ok: vLLM generation", [s[:40] for s in a[0]])
 PY
 
-echo "== 2. vLLM pooling classifier vs transformers"
+echo "== 3. vLLM pooling classifier vs transformers"
 "$PY" - "$WORK/clf" <<'PY'
 import sys
 

@@ -49,3 +49,54 @@ def test_judge_line_needs_no_model(capsys) -> None:
     assert sum(line.startswith("judge    : ") for line in out) == 2
     line = json.loads(out[-1])
     assert line["judge_biasqa_sentences"] > 100 and line["judge_mathbook_cpu_s"] >= 0
+
+
+# --- `alignment bench --device DEV --shape NAME` (alignment/bench_device.py) ---
+
+
+@pytest.mark.parametrize("shape, total, counted", [
+    # Published parameter counts; "counted" leaves out an untied input embedding table.
+    ("llama-3.1-8b", 8_030_261_248, 7_504_924_672),
+    ("llama-3.2-3b", 3_212_749_824, 3_212_749_824),  # tied: the table is also the output head
+    ("qwen3-1.7b", 1_720_574_976, 1_720_574_976),
+])
+def test_paper_shapes_have_the_published_sizes(shape: str, total: int, counted: int) -> None:
+    import torch
+
+    from alignment.bench_shapes import SHAPES, build, params
+
+    model = build(SHAPES.get(shape), "causal", "meta", torch.bfloat16)  # no memory: shapes only
+    assert (params(model, embeddings=True), params(model)) == (total, counted)
+
+
+def test_device_bench_tiny_on_cpu(capsys) -> None:
+    from alignment.cli import main
+
+    assert main(["bench", "--device", "cpu", "--shape", "tiny", "--json", "--n", "3", "--prompt-tokens", "120",
+                 "--new-tokens", "4", "--response-tokens", "20", "--batch-size", "4"]) == 0
+    out = capsys.readouterr().out.strip().splitlines()
+    assert [line[:9] for line in out[:-1]] == ["device   ", "sampling ", "scoring  ", "dpo      "]
+    r = json.loads(out[-1])
+    assert r["shape"] == "tiny" and r["dtype"] == "float32" and r["project_decoder"] == "shared-prefix"
+    for key in ("project_tokens_per_s", "project_static_tokens_per_s", "project_shared_prefix_tokens_per_s",
+                "generate_dynamic_tokens_per_s", "generate_static_tokens_per_s", "floor_tokens_per_s",
+                "scoring_speedup", "dpo_tokens_per_s", "dpo_share_of_peak", "generation_peak_memory_bytes"):
+        assert r[key] > 0, key
+    assert r["project_tokens_per_s"] == r["project_shared_prefix_tokens_per_s"]
+    assert r["project_static_compile_s"] == 0  # never compiled on a CPU
+    # fp32 on a CPU: naive scoring is the reference itself; the shared prefix is exact up to rounding.
+    assert r["scoring_naive_max_abs_diff_vs_fp32"] == 0 and r["scoring_shared_max_abs_diff_vs_fp32"] < 1e-4
+    assert r["scoring_shared_positions"] < r["scoring_naive_positions"]
+    assert 120 <= r["generation_prompt_tokens"] < 200
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--shape", "llama-8b"], "unknown bench shape 'llama-8b' (did you mean 'llama-3.1-8b'?)"),
+    (["--device", "tpu"], "--device: must be auto, cpu"),
+    (["--device", "auto"], "--device must be cpu, cuda or cuda:N"),
+])
+def test_device_bench_bad_flags_exit_2(argv: list[str], message: str, capsys) -> None:
+    from alignment.cli import main
+
+    assert main(["bench", *argv]) == 2
+    assert message in capsys.readouterr().err
