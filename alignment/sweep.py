@@ -38,6 +38,7 @@ import pandas as pd
 
 from alignment.bench import cpu_name
 from alignment.bon import marked_headline
+from alignment.config import parse_override
 from alignment.errors import UserError
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, locked_run, run_all
@@ -156,6 +157,46 @@ def to_markdown(df: pd.DataFrame, config: str) -> str:
     return "\n".join(lines)
 
 
+DPO_MEASURES = {"ack_diff": "acknowledgment (orig)", "acc_diff": "accuracy (orig)", "cf_ack_diff": "acknowledgment (cf, control)"}
+
+
+def dpo_rows(run: Path, seed: int) -> list[dict]:
+    """DPO(RM_D) − DPO(RM) of one run (its `dpo-eval/summary.json`), pooled over training seeds, and
+    whether the DPO criteria hold; none when the run has no DPO evaluation."""
+    import json
+
+    from alignment.dpo.effects import holds
+
+    path = run / "dpo-eval" / "summary.json"
+    if not path.is_file():
+        return []
+    summary = json.loads(path.read_text())
+    if not summary.get("pooled"):
+        return []
+    ok = holds(summary)
+    per_seed = {m: [s[m]["est"] for s in summary["seeds"] if m in s] for m in DPO_MEASURES}
+    return [{"seed": seed, "measure": m, **summary["pooled"][m], "per_training_seed": per_seed[m],
+             "holds": all(ok.values())} for m in DPO_MEASURES if m in summary["pooled"]]
+
+
+def dpo_markdown(rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    df = pd.DataFrame(rows)
+    held = df.groupby("seed")["holds"].first()
+    lines = ["## DPO: DPO(RM_D) − DPO(RM) on held-out prompts", "",
+             f"Holds (pooled acknowledgment interval above 0, a positive estimate on every training seed, accuracy "
+             f"lower bound above −10 points) on **{int(held.sum())} of {len(held)}** generation seeds. Points, 95% "
+             "paired bootstrap over training seeds and prompts; per training seed in brackets.", "",
+             "| seed | " + " | ".join(DPO_MEASURES.values()) + " | holds |", "|---:|" + "---|" * len(DPO_MEASURES) + "---|"]
+    for seed, g in df.groupby("seed", sort=True):
+        by = {r["measure"]: r for r in g.to_dict("records")}
+        cells = [f"{100 * by[m]['est']:+.1f} [{100 * by[m]['lo']:+.1f}, {100 * by[m]['hi']:+.1f}] "
+                 f"({', '.join(f'{100 * e:+.0f}' for e in by[m]['per_training_seed'])})" if m in by else "n/a" for m in DPO_MEASURES]
+        lines.append(f"| {seed} | {' | '.join(cells)} | {'yes' if held[seed] else 'no'} |")
+    return [*lines, ""]
+
+
 def sweep_dir(config: str, overrides: list[str], out: str | None) -> Path:
     return Path(out) if out else Path("runs") / f"{load_config(config, overrides).name}-seeds"
 
@@ -163,6 +204,7 @@ def sweep_dir(config: str, overrides: list[str], out: str | None) -> Path:
 def sweep(config: str, seeds: list[int], root: Path, overrides: list[str], full: bool, quiet: bool) -> pd.DataFrame:
     stages = list(STAGE_NAMES) if full else list(HEADLINE_STAGES)
     rows: list[dict] = []
+    dpo: list[dict] = []
     for seed in seeds:
         cfg = seed_config(config, overrides, seed)
         with locked_run(cfg, root / f"seed-{seed}") as run:
@@ -171,14 +213,22 @@ def sweep(config: str, seeds: list[int], root: Path, overrides: list[str], full:
         for c in headline(run.path):
             rows.append({"seed": seed, "criterion": c.name, "N": c.n, "estimate": c.estimate, "low": c.low, "high": c.high,
                          "examples": c.examples, "holds": c.holds, "seconds": seconds})  # fmt: skip
+        dpo += dpo_rows(run.path, seed)
         df = table(rows)  # written after every seed, so an interrupted sweep keeps what it measured
         write_text(root / "sweep.csv", df.to_csv(index=False))
-        write_text(root / "sweep.md", to_markdown(df, config))
+        write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *dpo_markdown(dpo)]))
+        if dpo:
+            write_text(root / "sweep_dpo.csv", pd.DataFrame(dpo).to_csv(index=False))
     return table(rows)
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     seeds = parse_seeds(args.seeds)
+    for text in args.overrides:  # --seeds sets these on every run: a --set of one would be lost
+        parts, value = parse_override(text)
+        key = ".".join(parts)
+        if key in SEEDED or (len(parts) == 1 and isinstance(value, dict) and f"{key}.seed" in SEEDED and "seed" in value):
+            raise UserError(f"sweep: --set {key} conflicts with --seeds, which sets {', '.join(SEEDED)} on every run")
     root = sweep_dir(args.config, args.overrides, args.out)
     df = sweep(args.config, seeds, root, args.overrides, args.full, args.quiet)
     held = headline_holds(df)
@@ -189,7 +239,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("sweep", help="run a config over several seeds and check its headline on each")
     p.add_argument("config", help="YAML run config")
-    p.add_argument("--seeds", default="0-4", help="seeds, e.g. 0-4 or 0,3,7 (default 0-4)")
+    p.add_argument("--seeds", default="0-4", help=f"seeds, e.g. 0-4 or 0,3,7 (default 0-4); each run gets {', '.join(SEEDED)} = the seed, so --set of those is refused")
     p.add_argument("--out", help="sweep dir (default runs/<config name>-seeds/)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--full", action="store_true", help="run every stage, not only those the headline needs")

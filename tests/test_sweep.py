@@ -81,3 +81,25 @@ def test_headline_reads_the_paired_differences(tmp_path: Path) -> None:
 def test_bad_seeds_are_one_line_errors(text: str) -> None:
     with pytest.raises(UserError, match="--seeds"):
         parse_seeds(text)
+
+
+def test_dpo_rows_from_summary(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from alignment.sweep import dpo_markdown, dpo_rows
+
+    assert dpo_rows(tmp_path, 0) == []  # no DPO evaluation in this run
+    iv = lambda e, lo, hi: {"est": e, "lo": lo, "hi": hi}  # noqa: E731
+    summary = {"seconds": 10, "pooled": {"ack_diff": iv(0.2, 0.1, 0.3), "acc_diff": iv(-0.02, -0.08, 0.04),
+                                         "cf_ack_diff": iv(0.05, -0.02, 0.1)},
+               "seeds": [{"seed": s, "ack_diff": iv(e, -0.1, 0.5), "acc_diff": iv(0, -0.1, 0.1), "cf_ack_diff": iv(0, 0, 0)}
+                         for s, e in ((0, 0.1), (1, 0.3))]}
+    (tmp_path / "dpo-eval").mkdir()
+    (tmp_path / "dpo-eval" / "summary.json").write_text(json.dumps(summary))
+    rows = dpo_rows(tmp_path, 4)
+    assert [r["measure"] for r in rows] == ["ack_diff", "acc_diff", "cf_ack_diff"] and all(r["holds"] for r in rows)
+    assert rows[0]["per_training_seed"] == [0.1, 0.3]
+    summary["seeds"][1]["ack_diff"]["est"] = -0.01  # one training seed goes the other way: does not hold
+    (tmp_path / "dpo-eval" / "summary.json").write_text(json.dumps(summary))
+    text = "\n".join(dpo_markdown(dpo_rows(tmp_path, 4)))
+    assert "on **0 of 1**" in text and "+20.0 [+10.0, +30.0] (+10, -1)" in text
