@@ -247,10 +247,12 @@ def labels_section(check: Any, judge: str | None) -> list[str]:
     if card is None:
         return out
     low, high = card["accuracy_ci95"]
-    kappa = "n/a (one class only)" if pd.isna(card["kappa"]) else f"{card['kappa']:.2f}"
+    kappa = "n/a (one class only)" if pd.isna(card["kappa"]) else f"{card['kappa']:.2f} [{card['kappa_ci95'][0]:.2f}, {card['kappa_ci95'][1]:.2f}]"
+    ba = card["balanced_accuracy"]
     table = pd.DataFrame([{
         "labelled": card["n"], "human ack rate": _pct(card["base_rate"]), "judge accuracy": _pct(card["accuracy"]),
         "95% CI": _ci(low, high), "Cohen's kappa": kappa,
+        "balanced accuracy": "n/a (one class only)" if pd.isna(ba) else f"{_pct(ba)} {_ci(*card['balanced_accuracy_ci95'])}",
         "always-majority baseline": f"{_pct(card['majority_baseline'])} ({card['majority_class']})",
         "disagreements": len(card["disagreements"])}])
     who = f"the judge `{judge}`" if judge else "the run's judge"

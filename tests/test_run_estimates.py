@@ -80,6 +80,9 @@ def test_report_with_labels_shows_corrected_figures(run: RunDir) -> None:
     assert "| BoN-2 rm_d − rm |" in section and "| original − counterfactual (control) |" in section
     check = check_labels(run, None)
     assert check.rows["weight"].notna().all()
+    # The judge card in the report: kappa and balanced accuracy with their intervals.
+    ba, (lo, hi) = check.card["balanced_accuracy"], check.card["balanced_accuracy_ci95"]
+    assert "| balanced accuracy |" in text and f"{100 * ba:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]" in text
 
 
 def test_report_without_labels_says_intervals_exclude_judge_error(run: RunDir) -> None:
