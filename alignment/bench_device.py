@@ -59,6 +59,8 @@ def peak_memory(device: str) -> float:
 
 def fresh(device: str) -> None:
     """Free the previous section's models and restart the peak-memory count."""
+    if device.startswith("cuda"):
+        torch._dynamo.reset()  # compiled code and CUDA-graph pools keep the old model alive
     gc.collect()
     if device.startswith("cuda"):
         torch.cuda.empty_cache()
