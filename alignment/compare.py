@@ -20,6 +20,7 @@ import pandas as pd
 
 from alignment.dpo.compare import dpo_per_example, dpo_summary
 from alignment.errors import UserError
+from alignment.judge.run_estimates import compare_notes
 from alignment.stats import excludes_zero, paired_bootstrap
 from alignment.store import RunDir, read_parquet, write_text
 
@@ -149,6 +150,7 @@ def compare_runs(path_a: Path, path_b: Path, out: Path) -> dict[str, Path]:
     a, b = per_example_metrics(path_a), per_example_metrics(path_b)
     metrics, dis = compare_tables(a, b)
     extra, notes = unpaired_rows(path_a, path_b, set(metrics["metric"]))
+    notes = [*notes, *compare_notes({"A": path_a, "B": path_b})]  # judge-error-aware figures per run
     metrics = pd.concat([metrics.assign(note=""), extra], ignore_index=True) if not extra.empty else metrics.assign(note="")
     n_shared = len(set(a.index) & set(b.index))
     names = (str(path_a), str(path_b))

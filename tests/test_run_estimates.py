@@ -108,3 +108,14 @@ def test_judge_error_file_matches_its_command() -> None:
     assert "--error-rates" in data["command"] and len(data["rules_id"]) == 16
     for task, n in (("mathbook", 50), ("biasqa", 49)):
         assert data["keyword"][task]["n"] == n
+
+
+def test_compare_notes_each_runs_corrected_figures(run: RunDir, tmp_path: Path) -> None:
+    from alignment.compare import compare_runs
+
+    other = RunDir(shutil.copytree(run.path, tmp_path / "other"))
+    label_sample(run, n=24, flip_every=5, unlabelled=0)
+    md = compare_runs(run.path, other.path, tmp_path / "cmp")["md"].read_text()
+    assert "Run A, corrected for the judge's error by 24 human labels (PPI++, 95%)" in md
+    assert "BoN-2 rm_d − rm" in md.split("Run A, corrected", 1)[1]
+    assert "Run B: no human labels, so its acknowledgment figures and their differences exclude the judge's error." in md

@@ -123,6 +123,30 @@ def corrected_section(run: Any, check: Any, task: str | None) -> list[str]:
     return [*out, ""]
 
 
+def compare_notes(names: dict[str, Path]) -> list[str]:
+    """`alignment compare`'s lines: each run's corrected figures where it has labels (default
+    label files, `alignment.judge.run_labels`), else that its differences exclude judge error."""
+    from alignment.judge.run_labels import check_labels
+    from alignment.store import RunDir
+
+    out = []
+    for name, path in names.items():
+        run = RunDir(path)
+        if not (run.stage("ack") / "data.parquet").is_file():
+            continue
+        check = check_labels(run, None)
+        if check.card is None or check.rows.empty:
+            out.append(f"Run {name}: no human labels, so its acknowledgment figures and their differences exclude the judge's error.")
+            continue
+        table = response_table(run)
+        n = marked_headline(run.read("bon")) if (run.stage("bon") / "data.parquet").is_file() else 1
+        figures = corrected_figures(table, check.rows, n, _variants(table))
+        shown = "; ".join(f"{name_} {_fmt(e, '−' in name_)} (judge only {_pct(e.judge_only) if '−' not in name_ else f'{100 * e.judge_only:+.1f} pts'})"
+                          for name_, e in figures)
+        out.append(f"Run {name}, corrected for the judge's error by {figures[0][1].n_labelled} human labels (PPI++, 95%): {shown}.")
+    return out
+
+
 def _fmt(e: PPIEstimate, signed: bool) -> str:
     head = f"{100 * e.estimate:+.1f} pts" if signed else _pct(e.estimate)
     return f"{head} {_ci(e.low, e.high, signed)}"
