@@ -122,6 +122,7 @@ def test_static_compile_failure_falls_back_to_the_plain_forward(tiny_llama_dir, 
     ref = _gen(tiny_llama_dir, model=g.model, tokenizer=g.tokenizer)
     assert g.generate(CHATS, SEEDS, greedy=True) == ref.generate(CHATS, SEEDS, greedy=True)
     assert "torch.compile failed" in capsys.readouterr().err and g._static.compile_config is None
+    assert g._static.compiles == 0 and g.runtime["compile_s"] == "0.0"
 
 
 @cuda

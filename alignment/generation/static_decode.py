@@ -104,7 +104,8 @@ class StaticDecoder:
         except Exception as e:  # a missing compiler toolchain must not stop generation
             print(f"generation: static decode: torch.compile failed ({type(e).__name__}: {str(e)[:200]}); "
                   "decoding with the plain forward", file=sys.stderr)
-            self.compile_config, forward = None, model.__call__
+            self.compile_config, self.forward = None, model.__call__
+            return
         self.forward = forward
         self.compile_s += time.perf_counter() - t0
         self.compiles += 1
