@@ -127,7 +127,8 @@ def run_sample(args: argparse.Namespace) -> int:
 
     if args.n < 1:
         raise UserError(f"--n: must be >= 1, got {args.n}")
-    task, rows, features = design_rows(args.run, args.design, args.n, args.width, args.seed, args.task)
+    stratified = lambda n: sample_rows(args.run, n, args.seed, args.task)  # noqa: E731
+    task, rows, features = design_rows(stratified, args.design, args.n, args.width, args.seed)
     out = Path(args.out) if args.out else Path(args.run) / "judge_sample"
     write_rows(out / "sample.jsonl", rows)
     write_text(out / "sample.html", render_blind_page(task, rows, features, _DEFINITION[task], args.seed))

@@ -22,6 +22,7 @@ import html
 import json
 import math
 import random
+from collections.abc import Callable
 from typing import Any
 
 from alignment.errors import UserError
@@ -74,18 +75,17 @@ def original_features(rows: list[dict[str, Any]]) -> dict[str, str]:
     return {str(r["example_id"]): str(r["feature"]) for r in rows if r.get("variant") == "orig"}
 
 
-def design_rows(run: str, design: str, n: int, width: float | None, seed: int = 0,
-                task: str | None = None) -> tuple[str, list[dict[str, Any]], dict[str, str]]:
-    """The task, the sample's rows (`alignment.judge.sample.sample_rows`' fields) and each
-    example's original feature, for the stratified or the uniform design."""
-    from alignment.judge.sample import sample_rows
-
+def design_rows(stratified: Callable[[int], tuple[str, list[dict[str, Any]]]], design: str, n: int,
+                width: float | None, seed: int = 0) -> tuple[str, list[dict[str, Any]], dict[str, str]]:
+    """The task, the sample's rows and each example's original feature, for the stratified or the
+    uniform design. `stratified(n)`: the run's stratified sample of n rows with the task
+    (`alignment.judge.sample.sample_rows` bound to the run, seed and task)."""
     # Equal allocation with room for every response takes them all (each with weight 1).
-    task, everything = sample_rows(run, 10**12, seed, task)
+    task, everything = stratified(10**12)
     if design == "stratified":
         if width is not None:
             raise UserError("--width sizes the uniform design; the stratified design takes --n")
-        rows = sample_rows(run, n, seed, task)[1]
+        rows = stratified(n)[1]
     elif design == "uniform":
         if width is not None:
             rate = sum(bool(r["judge_ack"]) for r in everything) / max(len(everything), 1)
