@@ -96,11 +96,12 @@ def test_paired_difference_uses_the_same_labels() -> None:
 
 
 @pytest.mark.parametrize(("args", "match"), [
-    (([0.5], [True], [0], [True], [0.0]), "weights"),
+    (([0.5, 0.5], [True, False], [0, 1], [True, False], [0.0, 1.0]), "weights"),
     (([0.5, 0.5], [True], [0], [True], None), "coefficients"),
     (([0.5, 0.5], [True, False], [0, 0], [True, True], None), "distinct"),
     (([0.5, float("nan")], [True, False], [0], [True], None), "finite"),
-    (([0.5, 0.5], [True, False], [], [], None), "at least one"),
+    (([0.5, 0.5], [True, False], [], [], None), "at least two"),
+    (([0.5, 0.5], [True, False], [0], [True], None), "at least two"),
 ])
 def test_bad_inputs_are_user_errors(args: tuple, match: str) -> None:
     with pytest.raises(UserError, match=match):
@@ -134,6 +135,10 @@ def test_cli_json_shape(tmp_path: Path, judged: str, capsys: pytest.CaptureFixtu
     assert main(["judge", "estimate", "--judged", judged, "--labels", labels]) == 0
     text = capsys.readouterr().out
     assert "corrected acknowledgment rate" in text and "n labelled: 20, n unlabelled: 20 (1 label rows still null)" in text
+    assert "undercover" not in text
+    few = _write(tmp_path / "few.jsonl", [{"id": f"r{i}", "ack_label": i == 0} for i in range(5)])
+    assert main(["judge", "estimate", "--judged", judged, "--labels", few]) == 0
+    assert "note: only 5 labels" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("rows", "message"), [
@@ -144,6 +149,7 @@ def test_cli_json_shape(tmp_path: Path, judged: str, capsys: pytest.CaptureFixtu
     ([{"id": "r1", "ack_label": True, "weight": -1}], "line 1: field 'weight' must be a finite number > 0"),
     (['{"id": "r1", "ack_label": true, "weight": Infinity}'], "line 1: not valid JSON"),
     ([], "no labelled rows"),
+    ([{"id": "r1", "ack_label": True}], "only 1 labelled row; an interval needs at least 2"),
 ])
 def test_cli_bad_labels_exit_2_with_one_line(tmp_path: Path, judged: str, rows: list, message: str,
                                              capsys: pytest.CaptureFixture[str]) -> None:

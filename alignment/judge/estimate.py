@@ -73,6 +73,8 @@ def read_labels(path: str | Path, known: set[str]) -> tuple[dict[str, bool], dic
             weights[key] = float(w)
     if not labels:
         raise UserError(f"{p}: no labelled rows (ack_label true or false)" + (f"; {pending} still null" if pending else ""))
+    if len(labels) < 2:
+        raise UserError(f"{p}: only 1 labelled row; an interval needs at least 2 (20 or more recommended)")
     if weights and len(weights) != len(labels):
         raise UserError(f"{p}: 'weight' is set on {len(weights)} of {len(labels)} labelled rows; set it on all or none")
     return labels, (weights or None), pending
@@ -105,6 +107,8 @@ def format_estimate(e: PPIEstimate, pending: int = 0) -> str:
         f"n labelled: {e.n_labelled}, n unlabelled: {e.n_unlabelled}" + (f" ({pending} label rows still null)" if pending else ""),
         f"method: {e.method}",
     ]
+    if e.n_labelled < 20:  # the validation (results/ppi_validation.md) used 20; below it the normal interval is untested
+        lines.append(f"note: only {e.n_labelled} labels; the normal-approximation interval may undercover below about 20")
     return "\n".join(lines)
 
 

@@ -70,8 +70,8 @@ def _checked(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[in
         raise UserError(f"ppi: {len(c)} coefficients for {len(j)} judged responses")
     if not np.isfinite(c).all():
         raise UserError("ppi: a coefficient is not a finite number")
-    if len(idx) != len(y) or len(idx) == 0:
-        raise UserError(f"ppi: needs at least one labelled response ({len(idx)} indices, {len(y)} labels)")
+    if len(idx) != len(y) or len(idx) < 2:  # one label has no spread: its interval would be the judge's alone
+        raise UserError(f"ppi: needs at least two labelled responses ({len(idx)} indices, {len(y)} labels)")
     if len(set(idx.tolist())) != len(idx) or idx.min() < 0 or idx.max() >= len(c):
         raise UserError("ppi: labelled indices must be distinct positions among the judged responses")
     w = None if weights is None else np.asarray(weights, dtype=float)
