@@ -83,6 +83,8 @@ def test_report_with_labels_shows_corrected_figures(run: RunDir) -> None:
     # The judge card in the report: kappa and balanced accuracy with their intervals.
     ba, (lo, hi) = check.card["balanced_accuracy"], check.card["balanced_accuracy_ci95"]
     assert "| balanced accuracy |" in text and f"{100 * ba:.1f}% [{100 * lo:.1f}, {100 * hi:.1f}]" in text
+    page = (run.path / "report.html").read_text()
+    assert f'id="labels-balanced">{100 * ba:.1f}% [{100 * lo:.1f}%, {100 * hi:.1f}%]<' in page
 
 
 def test_report_without_labels_says_intervals_exclude_judge_error(run: RunDir) -> None:
