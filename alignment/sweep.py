@@ -40,6 +40,7 @@ from alignment.bench import cpu_name
 from alignment.bon import marked_headline
 from alignment.config import parse_override
 from alignment.errors import UserError
+from alignment.judge.run_estimates import sweep_notes
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, locked_run, run_all
 from alignment.stats import ack_control, excludes_zero, paired_bootstrap
@@ -216,7 +217,8 @@ def sweep(config: str, seeds: list[int], root: Path, overrides: list[str], full:
         dpo += dpo_rows(run.path, seed)
         df = table(rows)  # written after every seed, so an interrupted sweep keeps what it measured
         write_text(root / "sweep.csv", df.to_csv(index=False))
-        write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *dpo_markdown(dpo)]))
+        notes = sweep_notes({f"seed {s}": root / f"seed-{s}" for s in seeds})  # judge-error-aware figures (issue 36)
+        write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *dpo_markdown(dpo), *notes]))
         if dpo:
             write_text(root / "sweep_dpo.csv", pd.DataFrame(dpo).to_csv(index=False))
     return table(rows)

@@ -121,3 +121,16 @@ def test_compare_notes_each_runs_corrected_figures(run: RunDir, tmp_path: Path) 
     assert "Run A, corrected for the judge's error by 24 human labels (PPI++, 95%)" in md
     assert "BoN-2 rm_d − rm" in md.split("Run A, corrected", 1)[1]
     assert "Run B: no human labels, so its acknowledgment figures and their differences exclude the judge's error." in md
+
+
+def test_sweep_notes(run: RunDir, tmp_path: Path) -> None:
+    from alignment.judge.run_estimates import sweep_notes
+
+    other = RunDir(shutil.copytree(run.path, tmp_path / "other"))
+    seeds = {"seed 0": run.path, "seed 1": other.path, "seed 2": tmp_path / "not-run-yet"}
+    assert sweep_notes(seeds) == ["No run of this sweep has human labels of its responses: every acknowledgment "
+                                  "interval above excludes the judge's error (label a random sample with "
+                                  "`alignment judge sample RUN --design uniform`)."]
+    label_sample(run, n=24, flip_every=5, unlabelled=0)
+    notes = sweep_notes(seeds)
+    assert len(notes) == 1 and notes[0].startswith("Run seed 0, corrected for the judge's error by 24 human labels")

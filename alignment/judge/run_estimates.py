@@ -123,28 +123,41 @@ def corrected_section(run: Any, check: Any, task: str | None) -> list[str]:
     return [*out, ""]
 
 
-def compare_notes(names: dict[str, Path]) -> list[str]:
-    """`alignment compare`'s lines: each run's corrected figures where it has labels (default
-    label files, `alignment.judge.run_labels`), else that its differences exclude judge error."""
+def _run_note(name: str, path: Path) -> tuple[bool, str] | None:
+    """(labelled, one line) for a run dir: its corrected figures, or that it has no labels."""
     from alignment.judge.run_labels import check_labels
     from alignment.store import RunDir
 
-    out = []
-    for name, path in names.items():
-        run = RunDir(path)
-        if not (run.stage("ack") / "data.parquet").is_file():
-            continue
-        check = check_labels(run, None)
-        if check.card is None or check.rows.empty:
-            out.append(f"Run {name}: no human labels, so its acknowledgment figures and their differences exclude the judge's error.")
-            continue
-        table = response_table(run)
-        n = marked_headline(run.read("bon")) if (run.stage("bon") / "data.parquet").is_file() else 1
-        figures = corrected_figures(table, check.rows, n, _variants(table))
-        shown = "; ".join(f"{name_} {_fmt(e, '−' in name_)} (judge only {_pct(e.judge_only) if '−' not in name_ else f'{100 * e.judge_only:+.1f} pts'})"
-                          for name_, e in figures)
-        out.append(f"Run {name}, corrected for the judge's error by {figures[0][1].n_labelled} human labels (PPI++, 95%): {shown}.")
-    return out
+    run = RunDir(path)
+    if not (run.stage("ack") / "data.parquet").is_file():
+        return None
+    check = check_labels(run, None)
+    if check.card is None or check.rows.empty:
+        return False, f"Run {name}: no human labels, so its acknowledgment figures and their differences exclude the judge's error."
+    table = response_table(run)
+    n = marked_headline(run.read("bon")) if (run.stage("bon") / "data.parquet").is_file() else 1
+    figures = corrected_figures(table, check.rows, n, _variants(table))
+    shown = "; ".join(f"{k} {_fmt(e, '−' in k)} (judge only {_pct(e.judge_only) if '−' not in k else f'{100 * e.judge_only:+.1f} pts'})"
+                      for k, e in figures)
+    return True, f"Run {name}, corrected for the judge's error by {figures[0][1].n_labelled} human labels (PPI++, 95%): {shown}."
+
+
+def compare_notes(names: dict[str, Path]) -> list[str]:
+    """`alignment compare`'s lines: each run's corrected figures where it has labels (default
+    label files, `alignment.judge.run_labels`), else that its differences exclude judge error."""
+    notes = (_run_note(name, path) for name, path in names.items())
+    return [line for got in notes if got for line in got[1:]]
+
+
+def sweep_notes(runs: dict[str, Path]) -> list[str]:
+    """`alignment sweep`'s lines: the corrected figures of every labelled run, else one line
+    saying that no run has labels and every interval excludes the judge's error."""
+    notes = [got for name, path in runs.items() if (got := _run_note(name, path))]
+    labelled = [line for ok, line in notes if ok]
+    if labelled or not notes:
+        return labelled
+    return ["No run of this sweep has human labels of its responses: every acknowledgment interval above excludes the "
+            "judge's error (label a random sample with `alignment judge sample RUN --design uniform`)."]
 
 
 def _fmt(e: PPIEstimate, signed: bool) -> str:
