@@ -36,47 +36,16 @@ import torch
 
 import alignment.generation.shared_prefix as sp
 import alignment.threads as threads
+from alignment.bench_inputs import filler, mathbook_chat
 from alignment.errors import UserError
-from alignment.generation.base import GenerationConfig, chat_for
+from alignment.generation.base import GenerationConfig
 from alignment.generation.hf import TransformersGenerator
 from alignment.generation.models import auto_dtype, cpu_flags, load_model, load_tokenizer
 from alignment.judge.speed import time_judge
 from alignment.presets import resolve
 from alignment.reward.base import RewardConfig, split_shared, token_lists, user_turn
 from alignment.reward.classifier import ClassifierRM
-from alignment.tasks.base import load_prompt, render
-
-WORDS = (
-    "the train travels at a constant speed so we divide distance by time which gives the rate "
-    "then we compare each option with our value and check units carefully before choosing one "
-    "answer because ratio percent profit cost price interest area volume sum of numbers equals"
-).split()
-
-
-def filler(rng: random.Random, tokenizer: Any, n_tokens: int, prefix: str = "") -> str:
-    """Deterministic word salad of about n_tokens tokens (sentences, so tokenization is realistic)."""
-    text = prefix
-    while len(tokenizer(text, add_special_tokens=False).input_ids) < n_tokens:
-        sentence = " ".join(rng.choice(WORDS) for _ in range(12))
-        text += sentence[0].upper() + sentence[1:] + ". "
-    return text.strip()
-
-
-def mathbook_chat(tokenizer: Any, prompt_tokens: int) -> list[dict[str, str]]:
-    rng = random.Random(0)
-    fixed = render(
-        load_prompt("mathbook_query"),
-        {"problems": "", "solutions": "", "question": "", "options": "", "instruction": load_prompt("mathbook_instruction")},
-    )
-    budget = max(prompt_tokens - len(tokenizer(fixed, add_special_tokens=False).input_ids), 30)
-    values = {
-        "problems": filler(rng, tokenizer, budget // 3, "Problem 1: "),
-        "solutions": filler(rng, tokenizer, budget // 2, "Solution to Problem 2: "),
-        "question": filler(rng, tokenizer, budget - budget // 3 - budget // 2 - 20, "Question: "),
-        "options": "(A) 12 (B) 15 (C) 18 (D) 20 (E) 24",
-        "instruction": load_prompt("mathbook_instruction"),
-    }
-    return chat_for(load_prompt("mathbook_system"), render(load_prompt("mathbook_query"), values))
+from alignment.tasks.base import load_prompt
 
 
 def timed(fn: Any) -> tuple[Any, float]:
@@ -312,13 +281,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not 0 < args.judge_mb <= 100:
         raise UserError(f"--judge-mb must be above 0 and at most 100, got {args.judge_mb}")
     for name in ("n", "prompt_tokens", "response_tokens", "new_tokens", "batch_size", "contention_n",
-                 "contention_tokens", "contention_prompt_tokens"):
+                 "contention_tokens", "contention_prompt_tokens", "dpo_pairs"):
         if not 1 <= getattr(args, name) <= 100_000:
             raise UserError(f"--{name.replace('_', '-')} must be between 1 and 100000, got {getattr(args, name)}")
     result: dict[str, Any] = {"n": args.n, "threads": torch.get_num_threads()}
     if not args.skip_judge:
         result |= judge_section(args.judge_mb)
-    if args.skip_scoring and args.skip_generation and args.skip_decode and args.skip_contention:
+    if args.skip_scoring and args.skip_generation and args.skip_decode and args.skip_contention and args.skip_dpo:
         if args.json:
             print(json.dumps(result))
         return 0
@@ -351,6 +320,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
             + (f"governed: {result['contention_threads_busy']} while busy)" if result["contention_governed"]
                else "pinned by --threads / OMP_NUM_THREADS)")
         )
+    if not args.skip_dpo:
+        from alignment.dpo.speed import bench_reference
+
+        r = bench_reference(resolve("smollm2-135m"), n_pairs=args.dpo_pairs)
+        result |= {f"dpo_{k}": v for k, v in r.items()}
+        print(f"dpo      : {r['runs']} LoRA DPO runs (2 variants x 2 seeds, {r['pairs']} pairs each): TRL's reference "
+              f"{r['trl_default_s']:.1f} s, shared reference {r['shared_s']:.1f} s, speedup {r['speedup']:.2f}x")
     if args.json:
         print(json.dumps(result))
     return 0
@@ -379,5 +355,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--contention-tokens", type=int, default=32, help="contention case: new tokens per sample")
     p.add_argument("--contention-prompt-tokens", type=int, default=300, help="contention case: prompt length")
     p.add_argument("--skip-judge", action="store_true", help="skip timing the keyword judge on one long response")
+    p.add_argument("--skip-dpo", action="store_true", help="skip the shared-reference vs TRL-default DPO timing")
+    p.add_argument("--dpo-pairs", type=int, default=6, help="DPO case: pairs per variant")
     p.add_argument("--judge-mb", type=float, default=5.0, help="judge case: response size in MB")
     p.set_defaults(func=cmd_bench)

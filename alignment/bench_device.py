@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from alignment.bench import WORDS, filler, mathbook_chat
+from alignment.bench_inputs import WORDS, filler, mathbook_chat
 from alignment.bench_shapes import SHAPES, Shape, build, device_floors, params, sync, word_tokenizer
 from alignment.console import quiet_trainer
 from alignment.generation.base import GenerationConfig

@@ -35,7 +35,7 @@ def test_cli_json_has_decode_step_ratio(capsys) -> None:
     from alignment.cli import main
 
     assert main(["bench", "--skip-scoring", "--skip-generation", "--json", "--new-tokens", "2", "--steps", "1",
-                 "--skip-batched-step", "--skip-judge"]) == 0
+                 "--skip-batched-step", "--skip-judge", "--skip-dpo"]) == 0
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["decode_step_ratio"] > 0 and line["n"] == 16 and line["cpu"]
 
@@ -43,8 +43,8 @@ def test_cli_json_has_decode_step_ratio(capsys) -> None:
 def test_judge_line_needs_no_model(capsys) -> None:
     from alignment.cli import main
 
-    assert main(["bench", "--skip-scoring", "--skip-generation", "--skip-decode", "--skip-contention", "--json",
-                 "--judge-mb", "0.02"]) == 0
+    assert main(["bench", "--skip-scoring", "--skip-generation", "--skip-decode", "--skip-contention", "--skip-dpo",
+                 "--json", "--judge-mb", "0.02"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert sum(line.startswith("judge    : ") for line in out) == 2
     line = json.loads(out[-1])

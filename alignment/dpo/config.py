@@ -50,7 +50,9 @@ class DPOConfig:
                                  "forward in every training step).", True)
     gradient_checkpointing: bool = doc("Recompute activations in the backward pass (saves GPU memory, slower).", False)
     device: Literal["auto", "cpu", "cuda"] = doc("auto = cuda when available, else cpu.", "auto")
-    dtype: Literal["auto", "float32", "bfloat16"] = doc("Policy weights dtype; auto = bf16 on GPU, fp32 on CPU.", "auto")
+    dtype: Literal["auto", "float32", "bfloat16"] = doc("Training precision; auto = bf16 on CUDA or on a CPU with native "
+                                                        "bf16 (avx512_bf16/amx_bf16: autocast over fp32 weights), "
+                                                        "else fp32.", "auto")
     eval_split: str = doc("Build split whose original and counterfactual prompts the trained policies answer; "
                           "held out: it must give no pairs.", "test")
     eval_max_examples: int | None = doc("Cap on evaluated examples (first ones by id; null = all).", None)

@@ -104,8 +104,17 @@ def keep_best_callback() -> Any:
     return KeepBest()
 
 
+def mixed_bf16(dcfg: DPOConfig, device: str) -> bool:
+    """Train in bf16 mixed precision: on CUDA, or on a CPU with native bf16 when dtype is auto
+    (the rule generation uses; on an AVX2-only CPU bf16 would be emulated and slower)."""
+    from alignment.generation.models import resolve_dtype
+
+    return resolve_dtype(dcfg.dtype, device)[0] == "bfloat16"
+
+
 def load_policy(dcfg: DPOConfig, device: str) -> tuple[Any, Any]:
-    """Base policy (fp32 on CPU, bf16 on GPU unless set) and its tokenizer, via the shared loaders."""
+    """Base policy and its tokenizer, via the shared loaders: bf16 weights on GPU (unless set),
+    fp32 weights on CPU (bf16 there is autocast over fp32 weights, see `mixed_bf16`)."""
     from transformers import AutoModelForCausalLM
 
     from alignment.generation.models import load_model, load_tokenizer
@@ -113,6 +122,8 @@ def load_policy(dcfg: DPOConfig, device: str) -> tuple[Any, Any]:
 
     path = resolve(dcfg.model)
     dtype = dcfg.dtype if dcfg.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
+    if device == "cpu":
+        dtype = "float32"
     # Loaded on CPU: the Trainer (or accelerate, one process per GPU) places it.
     model = load_model(AutoModelForCausalLM, path, dtype, "cpu")
     return model, load_tokenizer(path)
@@ -132,7 +143,7 @@ def trl_args(dcfg: DPOConfig, ckpt_dir: Path, seed: int, device: str, has_valid:
     from trl import DPOConfig as TRLDPOConfig
 
     strategy = "steps" if dcfg.eval_steps else "epoch"
-    bf16 = device == "cuda" and dcfg.dtype in ("auto", "bfloat16")
+    bf16 = mixed_bf16(dcfg, device)
     return TRLDPOConfig(
         output_dir=str(ckpt_dir),
         seed=seed,
