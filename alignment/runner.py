@@ -47,10 +47,14 @@ class Stage:
     # Files outside the stage artifacts that the stage reads: (section, run) -> {path: content
     # hash or None}, part of the key, so a file that appears or changes reruns the stage.
     files: Callable[[Any, RunDir], dict[str, str | None]] | None = None
+    off_reason: str = ""  # said when `enabled` turns the stage off
 
     def sections(self) -> list[str]:
         names = ["task", *([self.section] if self.section else []), *self.reads]
         return list(dict.fromkeys(names))
+
+
+DPO_OFF = " (dpo.enabled is false, or task.splits has no split besides dpo.eval_split to give pairs)"
 
 
 def _stages() -> list[Stage]:
@@ -72,6 +76,10 @@ def _stages() -> list[Stage]:
     def receipts_on(c: RunConfig) -> bool:
         return c.attribution.receipts
 
+    def dpo_on(c: RunConfig) -> bool:
+        """DPO needs prompts that give pairs besides the held-out ones it is evaluated on."""
+        return c.dpo.enabled and any(s != c.dpo.eval_split for s in c.task.splits)
+
     return [
         Stage("build", build.build, "task"),
         Stage("generate", generate.generate, "generation", inputs=("build",)),
@@ -82,9 +90,11 @@ def _stages() -> list[Stage]:
         Stage("bon", bon.bon, "bon", inputs=("generate", "score", "ack")),
         Stage("audit", audit.audit, "audit", ("generation", "reward", "judge", "attribution"),
               ("build", "generate", "attribute", "ack"), lambda c: c.audit.enabled),
-        Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score", "ack")),
-        Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",)),
-        Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-pairs", "dpo-train")),
+        Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score", "ack"), enabled=dpo_on,
+              off_reason=DPO_OFF),
+        Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",), enabled=dpo_on, off_reason=DPO_OFF),
+        Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-pairs", "dpo-train"),
+              enabled=dpo_on, off_reason=DPO_OFF),
         Stage("report", report.report, "report", inputs=("attribute", "bon"), optional=("dpo-eval", "audit"),
               files=report.label_files),
     ]
@@ -185,7 +195,7 @@ def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: 
     stage = get_stage(name)
     if not stage.enabled(cfg):
         if not quiet:
-            log(f"[{stage.name}] off in this config, skipped")
+            log(f"[{stage.name}] off in this config{stage.off_reason}, skipped")
         return False
     for dep in stage_inputs(stage, cfg):
         run.require(dep)

@@ -47,8 +47,9 @@ def tiny_config(path: Path, model: Path) -> Path:
     cpu = {"device": "cpu", "dtype": "float32"}
     data = {
         "name": "crash",
-        "task": {"name": "mathbook", "source": "synthetic", "n_examples": 2, "seed": 0},
-        "generation": {"model": str(model), "n_samples": 2, "max_new_tokens": 6, "batch_size": 2, **cpu},
+        # train gives the DPO pairs, test is held out for the DPO evaluation only.
+        "task": {"name": "mathbook", "source": "synthetic", "splits": ["train", "test"], "n_examples": 2, "seed": 0},
+        "generation": {"model": str(model), "n_samples": 2, "max_new_tokens": 6, "batch_size": 2, "splits": ["train"], **cpu},
         "attribution": {"receipts": True},
         "reward": {"backend": "judge", "model": str(model), "max_length": 2048, "batch_size": 2, **cpu},
         "judge": {"name": "keyword"},

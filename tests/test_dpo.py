@@ -358,3 +358,16 @@ def test_reference_bench_reports_both_paths(tiny_llama_dir: Path) -> None:
     r = bench_reference(str(tiny_llama_dir), n_pairs=2, variants=2, seeds=1, max_length=128)
     assert r["runs"] == 2 and r["trl_default_s"] > 0 and r["shared_s"] > 0
     assert r["speedup"] == round(r["trl_default_s"] / r["shared_s"], 3)
+
+
+def test_dpo_stages_run_only_with_a_split_for_pairs() -> None:
+    from alignment.run_config import load_config
+    from alignment.runner import get_stage
+
+    only_test = load_config("configs/embedded_default.yaml", ["task.splits=[test]", "dpo.train_split=null", "dpo.eval_split=test"])
+    both = load_config("configs/embedded_default.yaml", [])
+    off = load_config("configs/embedded_default.yaml", ["dpo.enabled=false"])
+    for name in ("dpo-pairs", "dpo-train", "dpo-eval"):
+        stage = get_stage(name)
+        assert stage.enabled(both) and not stage.enabled(only_test) and not stage.enabled(off)
+        assert "dpo.eval_split" in stage.off_reason

@@ -20,10 +20,12 @@ from alignment.strategies import REWARD_VARIANTS as DPO_VARIANTS
 class DPOConfig:
     """Preference pairs from the rewards, LoRA DPO training, and evaluation of the trained policies."""
 
+    enabled: bool = doc("Run the DPO stages (dpo-pairs, dpo-train, dpo-eval). They run only when task.splits also "
+                        "holds a split other than eval_split to give pairs: evaluation is on held-out prompts.", True)
     model: str | None = doc("Policy base model: preset name, hub id or local folder (null = generation.model).", None)
     variants: list[str] = doc("Reward variants to build pairs from and train on (rm, rm_d, rm_c, rm_*_expected).", factory=lambda: ["rm", "rm_d", "rm_c"])
     train_split: str | None = doc("Build split whose sampled examples give training pairs (null = every sampled example "
-                                  "outside eval_split and valid_split).", "train")
+                                  "outside eval_split and valid_split).", None)
     valid_split: str | None = doc("Build split whose sampled examples give validation pairs (null = hold out "
                                   "valid_fraction of the training examples' pairs instead).", None)
     valid_fraction: float = doc("Share of pair examples held out for evaluation during training, in [0, 1); used "
