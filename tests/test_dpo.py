@@ -371,3 +371,29 @@ def test_dpo_stages_run_only_with_a_split_for_pairs() -> None:
         stage = get_stage(name)
         assert stage.enabled(both) and not stage.enabled(only_test) and not stage.enabled(off)
         assert "dpo.eval_split" in stage.off_reason
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.skipif(not _cuda(), reason="needs a CUDA GPU (jobs/gpu_check.sh runs it)")
+def test_dpo_round_on_cuda(tiny_llama_dir: Path, tmp_path: Path) -> None:
+    """The GPU smoke run of the DPO stages: pairs, bf16 LoRA DPO with the shared reference, and the
+    held-out evaluation, all on CUDA."""
+    from alignment.generation import GenerationConfig
+    from alignment.judge import JudgeConfig
+
+    run = fake_run(tmp_path / "run")
+    dcfg = DPOConfig(model=str(tiny_llama_dir), variants=["rm", "rm_d"], seeds=[0, 1], device="cuda", batch_size=2,
+                     learning_rate=1e-3, lora_r=4, max_length=96, max_prompt_length=64, eval_n_samples=2, max_new_tokens=6)
+    ctx = Context(run, TASKS.get("mathbook"), quiet=True, sections={"generation": GenerationConfig(), "judge": JudgeConfig()})
+    dpo_pairs(dcfg, ctx)
+    dpo_train(dcfg, ctx)
+    trained = run.read("dpo-train")
+    assert trained["adapter"].notna().all() and (trained["ref_reused"] > 0).any()  # the second seed reuses the reference
+    dpo_eval(dcfg, ctx)
+    summary = json.loads((run.stage("dpo-eval") / "summary.json").read_text())
+    assert {s["seed"] for s in summary["seeds"]} == {0, 1} and "ack_diff" in summary["pooled"]
