@@ -136,6 +136,11 @@ def cmd_stage(args: argparse.Namespace) -> int:
 def cmd_config(args: argparse.Namespace) -> int:
     from alignment.reasonbench.experiment_config import is_experiment, load_experiment
 
+    if args.action == "reference":  # docs/config.md: every field of every config, as Markdown
+        from alignment.config_reference import reference
+
+        print(reference(), end="")
+        return 0
     if is_experiment(args.config):
         print(yaml.safe_dump(to_dict(load_experiment(args.config, args.overrides)), sort_keys=False), end="")
         return 0
@@ -161,7 +166,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             p.add_argument("--n", type=int, default=None, help="examples per split (0 = all; default all without a CONFIG)")
         p.set_defaults(func=cmd_stage, stage=name)
     p = sub.add_parser("config", help="show the resolved config, or every field's documentation")
-    p.add_argument("action", choices=["show"])
+    p.add_argument("action", choices=["show", "reference"],
+                   help="show: CONFIG resolved (without CONFIG, every field); reference: every field as Markdown (docs/config.md)")
     p.add_argument("config", nargs="?")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.set_defaults(func=cmd_config)

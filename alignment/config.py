@@ -16,6 +16,7 @@ import math
 import re
 import types
 import typing
+from collections.abc import Iterator
 from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
@@ -43,6 +44,8 @@ def _type_name(tp: Any) -> str:
         return " or ".join(_type_name(a) for a in typing.get_args(tp))
     if origin is list:
         return f"list of {_type_name(typing.get_args(tp)[0])}"
+    if origin is tuple:
+        return f"tuple of {_type_name(typing.get_args(tp)[0])}"
     if origin is dict:
         return "mapping"
     return "null" if tp is type(None) else getattr(tp, "__name__", str(tp))
@@ -283,19 +286,33 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def describe(cls: type, prefix: str = "") -> list[str]:
-    """One line per field: dotted name, type, default and its documentation."""
-    lines = []
+@dataclasses.dataclass(frozen=True)
+class FieldDoc:
+    """One config field as the docs show it: a section (a nested dataclass) or a leaf."""
+
+    name: str  # dotted, e.g. "generation.n_samples"
+    type: str  # as error messages name it, e.g. "one of 'auto', 'float32'"
+    default: Any  # None for a section
+    doc: str
+    section: bool
+
+
+def field_docs(cls: type, prefix: str = "") -> Iterator[FieldDoc]:
+    """Every field of config dataclass `cls`, depth first, each with its one `doc()` string."""
     hints = typing.get_type_hints(cls)
     for f in dataclasses.fields(cls):
-        name = f"{prefix}{f.name}"
-        tp = hints[f.name]
+        name, tp, text = f"{prefix}{f.name}", hints[f.name], f.metadata.get("doc", "")
         if dataclasses.is_dataclass(tp):
-            lines.append(f"{name}: {f.metadata.get('doc', '')}")
-            lines.extend(describe(tp, name + "."))
+            yield FieldDoc(name, tp.__name__, None, text, section=True)
+            yield from field_docs(tp, name + ".")
             continue
         default = f.default if f.default is not dataclasses.MISSING else (
             f.default_factory() if f.default_factory is not dataclasses.MISSING else None
         )
-        lines.append(f"{name} ({_type_name(tp)}, default {default!r}): {f.metadata.get('doc', '')}")
-    return lines
+        yield FieldDoc(name, _type_name(tp), default, text, section=False)
+
+
+def describe(cls: type, prefix: str = "") -> list[str]:
+    """One line per field: dotted name, type, default and its documentation."""
+    return [f"{d.name}: {d.doc}" if d.section else f"{d.name} ({d.type}, default {d.default!r}): {d.doc}"
+            for d in field_docs(cls, prefix)]
