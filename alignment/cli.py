@@ -23,6 +23,7 @@ import traceback
 from typing import NoReturn
 
 import alignment.threads as threads
+from alignment.console import end_progress
 from alignment.errors import UserError
 from alignment.version import __version__
 
@@ -95,14 +96,17 @@ def main(argv: list[str] | None = None) -> int:
         threads.configure(args.threads)
         code = args.func(args)
     except UserError as e:
+        end_progress()  # the error starts its own line, not the end of a bar's
         print(f"alignment: error: {_one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        end_progress()
         print("alignment: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `alignment ... | head`: the reader left; nothing to report
         return 1
     except Exception as e:  # a bug: keep the traceback, show one line
+        end_progress()
         print(f"alignment: internal error ({type(e).__name__}: {_one_line(e)[:200]}); "
               f"traceback in {crash_log(e)}", file=sys.stderr)
         return 1

@@ -13,7 +13,14 @@ from pathlib import Path
 
 import yaml
 
-from alignment.config import apply_overrides, describe, from_dict, read_yaml, to_dict
+from alignment.config import (
+    apply_overrides,
+    describe,
+    from_dict,
+    parse_override,
+    read_yaml,
+    to_dict,
+)
 from alignment.console import run_log
 from alignment.errors import UserError
 from alignment.run_config import RunConfig, load_config
@@ -90,9 +97,23 @@ def _build_flags(args: argparse.Namespace) -> dict[str, object]:
     return flags
 
 
+FLAG_OF = {"name": "--task", "source": "--data-dir", "data_dir": "--data-dir", "splits": "--splits", "n_examples": "--n"}
+
+
+def _refuse_flag_and_set(flags: dict[str, object], overrides: list[str]) -> None:
+    """A task flag and a `--set` naming the same field: neither silently loses, both are refused."""
+    for text in overrides:
+        parts, _ = parse_override(text)
+        hit = [f for f in flags if parts == ["task"] or parts[:2] == ["task", f]]
+        if hit:
+            raise UserError(f"build: {FLAG_OF[hit[0]]} and --set {'.'.join(parts)} both set task.{hit[0]}; give one of them")
+
+
 def _build_config(args: argparse.Namespace) -> RunConfig:
-    """Defaults < CONFIG (if any) < the task flags < `--set`: every flag and override applies."""
+    """Defaults < CONFIG (if any) < the task flags < `--set`: every flag and override applies; a
+    flag overrides CONFIG's field, and a flag and a `--set` of the same field are refused."""
     flags = _build_flags(args)
+    _refuse_flag_and_set(flags, args.overrides)
     if args.config is None:
         if "name" not in flags or "data_dir" not in flags:
             raise UserError(f"build: give a CONFIG, or --task {{{','.join(TASKS.names())}}} with --data-dir PATH")
@@ -109,7 +130,7 @@ def _build_config(args: argparse.Namespace) -> RunConfig:
     data_dir = data["task"].get("data_dir")
     if "data_dir" in flags and not Path(str(data_dir)).is_dir():
         raise UserError(f"--data-dir: folder not found: {data_dir}")
-    if "data_dir" in flags and "splits" not in flags:
+    if "data_dir" in flags and "splits" not in flags and "splits" not in data["task"]:  # CONFIG's splits hold
         task = TASKS.get(str(data["task"].get("name", "mathbook")))
         data["task"]["splits"] = task.local_splits(Path(str(data_dir)))
         if not data["task"]["splits"]:
@@ -160,10 +181,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         p = sub.add_parser(name, help=f"run the '{name}' stage only")
         _common(p, config_required=name != "build")
         if name == "build":
-            p.add_argument("--task", help=f"build without a config: {', '.join(TASKS.names())}")
-            p.add_argument("--data-dir", help="local AQuA-RAT json or Winogender tsv folder")
-            p.add_argument("--splits", nargs="+", help="splits to build (default: all found)")
-            p.add_argument("--n", type=int, default=None, help="examples per split (0 = all; default all without a CONFIG)")
+            wins = "; overrides CONFIG's task.%s, refused with --set task.%s"
+            p.add_argument("--task", help=f"task ({', '.join(TASKS.names())})" + wins % ("name", "name"))
+            p.add_argument("--data-dir", help="local AQuA-RAT json or Winogender tsv folder (sets task.source: local)"
+                           + wins % ("data_dir", "data_dir"))
+            p.add_argument("--splits", nargs="+", help="splits to build (default: CONFIG's, else all found in --data-dir)" + wins % ("splits", "splits"))
+            p.add_argument("--n", type=int, default=None, help="examples per split (0 = all; default all without a CONFIG)"
+                           + wins % ("n_examples", "n_examples"))
         p.set_defaults(func=cmd_stage, stage=name)
     p = sub.add_parser("config", help="show the resolved config, or every field's documentation")
     p.add_argument("action", choices=["show", "reference"],

@@ -37,6 +37,19 @@ def detail(message: str) -> None:
         print(message, flush=True)
 
 
+def end_progress() -> None:
+    """Close every open progress bar, so that what is printed next (an error) starts a line of
+    its own: a loop left by an exception keeps its bar open, cursor after it, until collected."""
+    std = sys.modules.get("tqdm.std")
+    if std is None:  # no bar was ever made
+        return
+    for bar in list(getattr(std.tqdm, "_instances", ())):
+        try:
+            bar.close()
+        except Exception:  # a bar on a closed stream: nothing left to end
+            pass
+
+
 LIBRARIES = ("transformers", "datasets", "accelerate", "peft", "trl", "torch")
 
 

@@ -279,20 +279,20 @@ def test_mathbook_bad_json(tmp_path: Path) -> None:
 def test_mathbook_missing_field(tmp_path: Path) -> None:
     bad = {k: v for k, v in GOOD_MATH[2].items() if k != "rationale"}
     msg = math_error(tmp_path, [*GOOD_MATH[:2], bad, GOOD_MATH[3]])
-    assert "row 3" in msg and "rationale" in msg
+    assert "dev.json line 3" in msg and "rationale" in msg  # the file's line, blank lines counted
 
 
 def test_mathbook_bad_option_letter(tmp_path: Path) -> None:
     bad = {**GOOD_MATH[1], "options": ["A)1", "B)2", "F)3", "D)4", "E)5"]}
     msg = math_error(tmp_path, [GOOD_MATH[0], bad, *GOOD_MATH[2:]])
-    assert "row 2" in msg and "option 3" in msg
+    assert "dev.json line 2" in msg and "option 3" in msg
 
 
 def test_mathbook_bad_correct_letter_and_option_count(tmp_path: Path) -> None:
     msg = math_error(tmp_path, [*GOOD_MATH[:3], {**GOOD_MATH[3], "correct": "G"}])
-    assert "row 4" in msg and "correct" in msg
+    assert "dev.json line 4" in msg and "correct" in msg
     msg = math_error(tmp_path / "b", [{**GOOD_MATH[0], "options": ["A)1", "B)2"]}, *GOOD_MATH[1:]])
-    assert "row 1" in msg and "five" in msg
+    assert "dev.json line 1" in msg and "five" in msg
 
 
 def test_mathbook_too_few_problems(tmp_path: Path) -> None:
@@ -364,7 +364,7 @@ def test_biasqa_bad_values(tmp_path: Path) -> None:
     msg = bias_error(bias_dir(tmp_path / "c", stats=[GOOD_STATS[0], ["florist", "70", "many", "2015"]]))
     assert "occupations-stats.tsv row 3" in msg and "not a number" in msg
     msg = bias_error(bias_dir(tmp_path / "d", tpl=[*GOOD_TPL, ["welder", "guest", "0", "The $OCCUPATION left."]]))
-    assert "template 5" in msg and "pronoun" in msg
+    assert "templates.tsv row 6" in msg and "pronoun" in msg
 
 
 def test_biasqa_wrong_paths(tmp_path: Path) -> None:
@@ -512,7 +512,7 @@ def test_cli_build_malformed_file_exits_2(tmp_path: Path, capsys) -> None:
     write_jsonl(tmp_path / "data" / "dev.json", [GOOD_MATH[0], {"question": "q"}, *GOOD_MATH[1:]])
     assert cli.main(["build", "--task", "mathbook", "--data-dir", str(tmp_path / "data"), "--out", str(tmp_path / "X")]) == 2
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "dev.json row 2" in err
+    assert len(err.splitlines()) == 1 and "dev.json line 2" in err
 
 
 def test_cli_build_needs_task_and_data_dir(tmp_path: Path, capsys) -> None:
@@ -536,4 +536,4 @@ def test_console_script_malformed_file_one_line(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [proc.stderr.strip()]
-    assert "dev.json row 3" in proc.stderr and "Traceback" not in proc.stderr
+    assert "dev.json line 3" in proc.stderr and "Traceback" not in proc.stderr

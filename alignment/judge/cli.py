@@ -83,7 +83,7 @@ def run_judge(args: argparse.Namespace) -> int:
 def run_validate(args: argparse.Namespace) -> int:
     _need(args.task, "--task")
     path = args.labels or default_labels(args.task)
-    rows = read_rows(path, ("full_response", "ack_label"))
+    rows = read_rows(path, ("full_response", "ack_label"), unique_ids=True)
     if args.part:
         from alignment.judge.split import dev_parts
 

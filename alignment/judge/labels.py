@@ -8,11 +8,13 @@ readers and the atomic writer.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from alignment.errors import UserError
+from alignment.jsonl import read_objects
 from alignment.judge.base import Judge, Verdict
 
 LABELS_DIR = Path(__file__).resolve().parents[1] / "data" / "labels"
@@ -23,52 +25,44 @@ def default_labels(task: str) -> Path:
     return LABELS_DIR / f"{task}_ack.jsonl"
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+SPLIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
-def _lines(p: Path) -> list[str]:
-    """The file's lines, split on newlines only: JSON strings may hold U+2028 and other
-    characters that `str.splitlines` would treat as line breaks."""
-    if p.is_dir():
-        raise UserError(f"{p}: is a directory, expected a JSONL file")
-    if not p.is_file():
-        raise UserError(f"input file not found: {p}")
-    try:
-        text = p.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise UserError(f"{p}: not UTF-8 text (byte {e.start}); expected JSON lines") from None
-    except OSError as e:
-        raise UserError(f"{p}: cannot read ({e.strerror})") from None
-    return [line.removesuffix("\r") for line in text.split("\n")]
-
-
-def read_rows(path: str | Path, required: tuple[str, ...]) -> list[dict[str, Any]]:
-    """JSON lines with the `required` fields; a bad line is a one-line UserError naming it."""
+def read_rows(path: str | Path, required: tuple[str, ...], unique_ids: bool = False) -> list[dict[str, Any]]:
+    """JSON lines with the `required` fields (`alignment.jsonl`); a bad line is a one-line
+    UserError naming the file, the line and the field. `unique_ids`: an `id` seen twice is an
+    error (a labelled row counted twice in a card, perhaps with two labels)."""
     p = Path(path)
-    rows = []
-    for n, line in enumerate(_lines(p), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line, parse_constant=_no_constant)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{p} line {n}: not valid JSON ({e.msg})") from None
-        except ValueError as e:  # NaN / Infinity literals
-            raise UserError(f"{p} line {n}: not valid JSON ({e})") from None
-        except RecursionError:
-            raise UserError(f"{p} line {n}: JSON nested too deeply") from None
-        if not isinstance(row, dict):
-            raise UserError(f"{p} line {n}: expected a JSON object")
+    rows, seen = [], {}
+    for n, row in read_objects(p):
         for key in required:
             if key not in row:
                 raise UserError(f"{p} line {n}: missing field '{key}'")
         if not isinstance(row.get("full_response", ""), str):
-            raise UserError(f"{p} line {n}: field 'full_response' must be a string")
-        if "ack_label" in required and not isinstance(row["ack_label"], bool | None):
-            raise UserError(f"{p} line {n}: field 'ack_label' must be true, false or null (not yet labelled)")
+            raise UserError(f"{p} line {n}: field 'full_response' must be a string, got {_kind(row['full_response'])}")
+        if "ack_label" in required:
+            _check_label_row(row, p, n)
+        key = json.dumps(row.get("id"))
+        if unique_ids and "id" in row and key in seen:
+            raise UserError(f"{p} line {n}: id {row['id']!r} is labelled twice (first on line {seen[key]})")
+        seen[key] = n
         rows.append(row)
     return rows
+
+
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _check_label_row(row: dict[str, Any], p: Path, n: int) -> None:
+    """A label row's own fields: the label, and the split the card reports it under."""
+    if not isinstance(row["ack_label"], bool | None):
+        raise UserError(f"{p} line {n}: field 'ack_label' must be true, false or null (not yet labelled)")
+    split = row.get("split", "")
+    # The card groups rows by split: a number, null or a padded name would be a group of its own.
+    if "split" in row and not (isinstance(split, str) and SPLIT_NAME.fullmatch(split)):
+        raise UserError(f"{p} line {n}: field 'split' must be a split name such as 'dev' or 'heldout3' "
+                        f"(letters, digits, '_', '-', '.'), got {split!r}")
 
 
 def write_rows(path: str | Path, rows: list[dict[str, Any]]) -> None:

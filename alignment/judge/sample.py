@@ -65,15 +65,21 @@ def stratified_sample(rows: list[dict[str, Any]], n: int, seed: int = 0) -> list
 
 
 def _task_of(run: Path, task: str | None) -> str:
-    if task:
-        return task
+    """The run's task: `--task` only where RUN/config.yaml cannot say, or says the same; a
+    different `--task` is refused (the page would define the wrong task for the labeller)."""
     import yaml
 
     cfg = run / "config.yaml"
     try:
-        return str(yaml.safe_load(cfg.read_text())["task"]["name"])
+        found = str(yaml.safe_load(cfg.read_text())["task"]["name"])
     except (OSError, KeyError, TypeError, yaml.YAMLError):
+        if task:
+            return task
         raise UserError(f"{cfg}: cannot read task.name (pass --task)") from None
+    if task and task != found:
+        raise UserError(f"--task {task}: the run's {cfg} says task.name {found}; drop --task (it is only "
+                        "for a run dir without a readable config.yaml)")
+    return found
 
 
 def sample_rows(run_path: str | Path, n: int, seed: int = 0, task: str | None = None) -> tuple[str, list[dict[str, Any]]]:
@@ -147,5 +153,5 @@ def register_sample(inner: Any, judge_options: Callable[[argparse.ArgumentParser
     s.add_argument("--n", type=int, default=50, help="responses to sample (default 50)")
     s.add_argument("--seed", type=int, default=0, help="sampling seed")
     s.add_argument("--out", default=None, help="folder to write (default RUN/judge_sample)")
-    s.add_argument("--task", choices=["mathbook", "biasqa"], default=None, help="task (default: from RUN/config.yaml)")
+    s.add_argument("--task", choices=["mathbook", "biasqa"], default=None, help="task, only for a RUN without a readable config.yaml (a --task other than RUN/config.yaml's is refused)")
     s.set_defaults(func=run_sample)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from alignment.errors import UserError
@@ -101,7 +102,51 @@ def load(directory: Path) -> pd.DataFrame:
         if col not in nullable and df[col].isna().any():
             row = int(df[col].isna().to_numpy().argmax())
             raise UserError(f"{path / FILE}: row {row}: column {col!r} is null")
+    check_cells(df, path / FILE)
     return df
+
+
+JSON_OBJECTS = ("context", "old_state", "new_state", "cube")
+LISTS = ("changed", "receipt")
+
+
+def _cell_error(col: str, value: Any) -> str | None:
+    """What is wrong with one cell's type or JSON (None when it can be audited)."""
+    if col in LISTS:
+        ok = hasattr(value, "__len__") and not isinstance(value, str | bytes | dict) and all(isinstance(x, str) for x in value)
+        return None if ok else f"expected a list of source names, got {type(value).__name__}"
+    if col == "min_receipt_size":
+        return None if isinstance(value, int | np.integer) and not isinstance(value, bool | np.bool_) else f"expected an integer, got {value!r}"
+    if col == "ambiguous":
+        return None if isinstance(value, bool | np.bool_) else f"expected true or false, got {value!r}"
+    if not isinstance(value, str):
+        return f"expected text, got {type(value).__name__}"
+    if col == "source_order" and sorted(value) != sorted(SOURCES):
+        return f"expected an order of {''.join(SOURCES)}, got {value!r}"
+    if col not in JSON_OBJECTS:
+        return None
+    try:
+        cell = json.loads(value)
+    except (ValueError, RecursionError) as e:
+        return f"not JSON ({type(e).__name__}: {str(e)[:80]})"
+    if not isinstance(cell, dict):
+        return f"expected a JSON object, got {type(cell).__name__}"
+    if col == "cube" and (sorted(cell) != sorted(CUBE_KEYS) or not all(isinstance(v, str) for v in cell.values())):
+        return f"expected a verdict for each of the cells {list(CUBE_KEYS)}"
+    return None
+
+
+def check_cells(df: pd.DataFrame, path: Path) -> None:
+    """Every required cell has the type the audit reads (text, list, integer, flag) and every JSON
+    cell parses to an object: a damaged file is a one-line error naming row and column (exit 2),
+    not a crash half-way, nor a label error of the audit (exit 1)."""
+    for col in REQUIRED:
+        for i, value in enumerate(df[col].tolist()):
+            if col in ("control_of", "control_type") and not isinstance(value, str) and pd.isna(value):
+                continue
+            bad = _cell_error(col, value)
+            if bad:
+                raise UserError(f"{path}: row {i} (id {str(df['id'].iloc[i])[:60]!r}): column {col!r}: {bad}")
 
 
 def _check_row(row: Any) -> list[str]:
@@ -229,14 +274,29 @@ def audit(directory: Path) -> AuditReport:
     report.leaked_units = sorted(splits[splits > 1].index)
     report.prompt_overlap = int((df.groupby("prompt")["split"].nunique() > 1).sum())
     report.distributions = distributions(df)
-    try:
-        manifest = json.loads((Path(directory) / MANIFEST).read_text())
-        want = expected_counts(float(manifest["scale"]))
+    scale = manifest_scale(Path(directory) / MANIFEST)
+    if scale is not None:  # no manifest: counts are reported, not checked
+        want = expected_counts(scale)
         report.count_errors = [
-            f"{k}: {report.counts.get(k)} != {v} expected at scale {manifest['scale']}"
+            f"{k}: {report.counts.get(k)} != {v} expected at scale {scale}"
             for k, v in want.items()
             if report.counts.get(k) != v
         ]
-    except (OSError, ValueError, KeyError):
-        report.count_errors = []  # no manifest: counts are reported, not checked
     return report
+
+
+def manifest_scale(path: Path) -> float | None:
+    """The scale the manifest says the benchmark was built at; None without a manifest. A
+    manifest that is there but unreadable is an error: the counts cannot be checked against it."""
+    if not path.exists():
+        return None
+    try:
+        manifest = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError, RecursionError) as e:
+        raise UserError(f"{path}: not a readable JSON manifest ({type(e).__name__})") from None
+    if not isinstance(manifest, dict):
+        raise UserError(f"{path}: expected a JSON object, got {type(manifest).__name__}")
+    scale = manifest.get("scale")
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not 0 < scale <= 1:
+        raise UserError(f"{path}: field 'scale' must be a number in (0, 1], got {scale!r}")
+    return float(scale)

@@ -138,8 +138,32 @@ class Built(list):
         self.dropped: dict[str, int] = {}
 
 
+def check_slots(row: Mapping[str, Any]) -> None:
+    """Each declared source fills exactly one `{{source:NAME}}` slot of the template, and no
+    other source slot is there: a missing protected slot makes the counterfactual equal the
+    original, a doubled one changes the feature in two places (receipts assume one).
+
+    >>> check_slots({"id": "x", "template": "{{source:a}} and {{source:a}}", "sources": [{"name": "a", "protected": True}]})
+    Traceback (most recent call last):
+    alignment.errors.UserError: example x: the template holds the protected source slot {{source:a}} 2 times, expected once (...)
+    """
+    names = [s["name"] for s in row["sources"]]
+    found = re.findall(r"\{\{source:([^{}]*)\}\}", row["template"])
+    query = PROMPTS_DIR / f"{row.get('task', 'TASK')}_query.txt"
+    for s in row["sources"]:
+        n = found.count(s["name"])
+        if n != 1:
+            kind = "protected source" if s["protected"] else "source"
+            raise UserError(f"example {row['id']}: the template holds the {kind} slot {{{{source:{s['name']}}}}} {n} "
+                            f"times, expected once (see {query})")
+    extra = sorted(set(found) - set(names))
+    if extra:
+        raise UserError(f"example {row['id']}: the template holds slot(s) for undeclared source(s) {extra} (see {query})")
+
+
 def finish_row(row: dict[str, Any]) -> dict[str, Any]:
     """Add the rendered original and counterfactual prompts to a row built by a task."""
+    check_slots(row)
     row["query"] = render_hybrid(row, ())
     row["cf_query"] = render_hybrid(row, (protected_source(row),))
     return row

@@ -79,8 +79,14 @@ def load_templates(cfg: TaskConfig) -> list[dict[str, Any]]:
         stats[occ] = pct
     tpl_path = root / "templates.tsv"
     out = []
+    first: dict[tuple[Any, ...], int] = {}
     for i, r in enumerate(_read_tsv(tpl_path)):
         where = f"{tpl_path} row {i + 2}"
+        # A repeated template would be two examples with one prompt (ids differ by index only).
+        key = tuple(r.get(k) for k in ("occupation(0)", "other-participant(1)", "answer", "sentence"))
+        if key in first:
+            raise UserError(f"{where}: repeats row {first[key]} (same occupation, participant, answer and sentence)")
+        first[key] = i + 2
         occ = check_text(_need(r, "occupation(0)", where), f"{where}: field 'occupation(0)'")
         if occ not in stats:
             raise UserError(f"{where}: occupation {occ!r} has no row in {stats_path.name}")
@@ -110,11 +116,16 @@ def unit_split(occupation: str) -> str:
 
 
 def build_example(t: dict[str, Any], index: int, rng: random.Random, where: str) -> dict[str, Any]:
+    slots = sum(t["sentence"].count(f"${k}_PRONOUN") for k in PRONOUNS)
     kinds = [k for k in PRONOUNS if f"${k}_PRONOUN" in t["sentence"]]
-    if len(kinds) != 1:
-        raise UserError(f"{where}: sentence must hold exactly one pronoun slot, found {len(kinds)}")
-    if "$OCCUPATION" not in t["sentence"]:
-        raise UserError(f"{where}: sentence has no $OCCUPATION slot")
+    if slots != 1:
+        raise UserError(f"{where}: field 'sentence' must hold exactly one pronoun slot ($NOM_PRONOUN, $ACC_PRONOUN "
+                        f"or $POSS_PRONOUN), found {slots}")
+    # The occupation is the protected source: one slot, so the counterfactual changes one word.
+    occupations = t["sentence"].count("$OCCUPATION")
+    if occupations != 1:
+        raise UserError(f"{where}: field 'sentence' must hold exactly one $OCCUPATION slot (the protected "
+                        f"feature), found {occupations}")
     male, female = PRONOUNS[kinds[0]]
     options = [male, female]
     rng.shuffle(options)
@@ -151,9 +162,9 @@ def build_example(t: dict[str, Any], index: int, rng: random.Random, where: str)
 
 def build(cfg: TaskConfig) -> list[dict[str, Any]]:
     rng = random.Random(f"biasqa/{cfg.seed}")
-    where = "synthetic" if cfg.source == "synthetic" else str(cfg.data_dir)
+    tsv = Path(cfg.data_dir or "") / "templates.tsv"  # one template per data row, in file order
     rows = [
-        build_example(t, i, rng, f"{where} template {i + 1}")
+        build_example(t, i, rng, f"synthetic template {i + 1}" if cfg.source == "synthetic" else f"{tsv} row {i + 2}")
         for i, t in enumerate(load_templates(cfg))
     ]
     out = []

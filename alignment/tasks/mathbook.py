@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from alignment.errors import UserError
+from alignment.jsonl import read_objects
 from alignment.tasks.base import (
     LETTERS,
     Built,
@@ -26,12 +27,20 @@ from alignment.tasks.base import (
     format_options,
     load_prompt,
     quiet_datasets,
-    read_utf8,
     source,
 )
 from alignment.tasks.synthetic_math import synthetic_problems
 
 _OPTION = re.compile(r"^\s*\(?([A-E])\s*[\)\.:]\s*(.*)$", re.S)
+
+
+def _text(raw: dict[str, Any], key: str, where: str) -> str:
+    """A text field of a record: a string (null, a number or a list is not text)."""
+    value = raw[key]
+    if not isinstance(value, str):
+        kind = "null" if value is None else type(value).__name__
+        raise UserError(f"{where}: field '{key}' must be a string, got {kind}")
+    return value
 
 
 def _parse_problem(raw: dict[str, Any], where: str) -> dict[str, Any]:
@@ -44,38 +53,37 @@ def _parse_problem(raw: dict[str, Any], where: str) -> dict[str, Any]:
         raise UserError(f"{where}: field 'options' must list five options")
     texts = []
     for i, opt in enumerate(opts):
-        m = _OPTION.match(str(opt))
+        m = _OPTION.match(opt) if isinstance(opt, str) else None
         if not m or m.group(1) != LETTERS[i]:
             raise UserError(f"{where}: option {i + 1} {opt!r} is not of the form '{LETTERS[i]})...'")
         texts.append(m.group(2).strip())
-    correct = str(raw["correct"]).strip().upper()
+    correct = _text(raw, "correct", where).strip().upper()
     if correct not in LETTERS[:5]:
         raise UserError(f"{where}: field 'correct' must be a letter A-E, got {raw['correct']!r}")
     return {
-        "question": check_text(raw["question"], f"{where}: field 'question'").strip(),
+        "question": check_text(_text(raw, "question", where), f"{where}: field 'question'").strip(),
         "options": [check_text(t, f"{where}: option {i + 1}") for i, t in enumerate(texts)],
-        "rationale": check_text(raw["rationale"], f"{where}: field 'rationale'").strip(),
+        "rationale": check_text(_text(raw, "rationale", where), f"{where}: field 'rationale'").strip(),
         "answer": LETTERS.index(correct),
     }
 
 
-def _load_records(cfg: TaskConfig, split: str) -> list[dict[str, Any]]:
-    """Read AQuA-RAT through `datasets.load_dataset` (local json files or the hub)."""
-    import datasets
-
-    quiet_datasets()
+def _load_records(cfg: TaskConfig, split: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The records of one split and where each came from ("FILE line N" for a local file)."""
     if cfg.source == "hub":
+        import datasets
+
+        quiet_datasets()
         ds = datasets.load_dataset(cfg.hub_id or "deepmind/aqua_rat", "raw", split=split)
-        return list(ds)
+        where = f"{cfg.hub_id or 'deepmind/aqua_rat'}/{split}"
+        return list(ds), [f"{where} row {i + 1}" for i in range(len(ds))]
     path = Path(cfg.data_dir or "") / f"{split}.json"
     if not path.is_file():
         raise UserError(f"AQuA-RAT file not found: {path} (expected {{split}}.json in data_dir)")
-    read_utf8(path, "AQuA-RAT json lines")
-    try:
-        ds = datasets.load_dataset("json", data_files=str(path), split="train")
-        return list(ds)
-    except Exception as e:  # datasets wraps JSON errors in several exception types
-        raise UserError(f"{path}: not AQuA-RAT json lines ({type(e).__name__})") from None
+    # Read here, not by `datasets`: its json loader takes a JSON array or a repeated key without
+    # a word, and its errors name no line.
+    numbered = read_objects(path, "AQuA-RAT json lines, one problem object per line")
+    return [r for _, r in numbered], [f"{path} line {n}" for n, _ in numbered]
 
 
 class Problems(list):
@@ -102,13 +110,9 @@ def _dedupe(problems: list[dict[str, Any]]) -> Problems:
 def load_problems(cfg: TaskConfig, split: str) -> Problems:
     if cfg.source == "synthetic":
         return _dedupe(synthetic_problems(split, max(cfg.n_examples, 1) * 3 + 2, cfg.seed))
-    records = _load_records(cfg, split)
-    where = (
-        str(Path(cfg.data_dir or "") / f"{split}.json")
-        if cfg.source == "local"
-        else f"{cfg.hub_id or 'deepmind/aqua_rat'}/{split}"
-    )
-    problems = [_parse_problem(r, f"{where} row {i + 1}") for i, r in enumerate(records)]
+    records, places = _load_records(cfg, split)
+    where = str(Path(cfg.data_dir or "") / f"{split}.json") if cfg.source == "local" else f"{cfg.hub_id or 'deepmind/aqua_rat'}/{split}"
+    problems = [_parse_problem(r, at) for r, at in zip(records, places, strict=True)]
     for i, p in enumerate(problems):
         p["uid"] = f"aqua-{split}-{i:05d}"  # numbered before de-duplication: ids stay stable
     problems = _dedupe(problems)
