@@ -1,6 +1,6 @@
 """alignment: which declared feature of the input caused this answer, and does the explanation admit it?
 
-The curated Python API (the README's "Python API" section runs it). Names load on first use,
+The curated Python API (docs/python-api.md runs it). Names load on first use,
 so `import alignment` stays cheap for the command line:
 
 - runs: `load_config`, `RunConfig`, `run`, `run_stage`, `RunDir`, `Context`, `STAGE_NAMES`;
