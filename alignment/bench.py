@@ -333,8 +333,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("bench", help="time naive vs shared-prefix scoring and sampling (CPU, SmolLM2-135M; "
-                                     "--device/--shape: random-weight paper shapes on a GPU)")
+    p = sub.add_parser("bench", help="time naive vs shared-prefix scoring, sampling and DPO",
+                       description="Time naive vs shared-prefix scoring and sampling (CPU, SmolLM2-135M; "
+                                   "--device/--shape: random-weight paper shapes on a GPU).")
     p.add_argument("--json", action="store_true", help="end with one JSON line of results")
     p.add_argument("--device", help="cpu, cuda or cuda:N: time random-weight models of --shape there instead "
                                     "(generation, scoring, one LoRA DPO step; see alignment/bench_device.py)")

@@ -35,6 +35,10 @@ COMMANDS = [
     "alignment.compare",
     "alignment.sweep",
 ]
+# `alignment --help` lists the commands in pipeline order: set up (config, organisms), run (whole,
+# or stage by stage, as registered), then read the results; the benchmark tools last.
+BEFORE_RUN = ("config", "organism")
+AFTER_RUN = ("judge", "compare", "sweep", "reasonbench", "bench")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -45,11 +49,41 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {first} (see `{self.prog} --help`)\n")
 
 
+class CommandListFormatter(argparse.HelpFormatter):
+    """Each subcommand on one line of `alignment --help`: argparse wraps their help to the
+    terminal and, measuring names one indent short, puts the longest name on a line of its own."""
+
+    def _format_action(self, action: argparse.Action) -> str:
+        if type(action).__name__ != "_ChoicesPseudoAction":  # not one subcommand's line
+            return super()._format_action(action)
+        saved = self._width, self._action_max_length, self._max_help_position
+        self._width, self._action_max_length = 1 << 16, self._action_max_length + self._indent_increment
+        self._max_help_position = max(self._max_help_position, self._action_max_length + 2)
+        try:
+            return super()._format_action(action)
+        finally:
+            self._width, self._action_max_length, self._max_help_position = saved
+
+
+def pipeline_rank(name: str, registered: int) -> tuple[int, int]:
+    """Sort key of a subcommand in `alignment --help`.
+
+    >>> sorted(["bench", "run", "build", "config"], key=lambda n: pipeline_rank(n, 0))
+    ['config', 'run', 'build', 'bench']
+    """
+    if name in BEFORE_RUN:
+        return 0, BEFORE_RUN.index(name)
+    if name in AFTER_RUN:
+        return 2, AFTER_RUN.index(name)
+    return 1, registered
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(
         prog="alignment",
         description="Which declared feature of the input caused this answer, "
         "and does the explanation admit it?",
+        formatter_class=CommandListFormatter,
     )
     parser.add_argument("--version", action="version", version=f"alignment {__version__}")
     parser.add_argument("--threads", type=int, default=None, metavar="N",
@@ -58,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub.required = True
     for name in COMMANDS:
         importlib.import_module(name).register(sub)
+    lines = sub._choices_actions  # the --help lines, in registration order
+    lines[:] = [a for _, a in sorted(enumerate(lines), key=lambda ia: pipeline_rank(ia[1].dest, ia[0]))]
     return parser
 
 

@@ -195,7 +195,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("config", nargs="?")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.set_defaults(func=cmd_config)
-    p = sub.add_parser("organism", help="build (or find cached) model organisms: alignment organism train NAME")
+    p = sub.add_parser("organism", help="build (or find cached) model organisms")
     p.add_argument("action", choices=["train", "list", "ship"],
                    help="train: merge the shipped adapter, or train from the recipe where none matches; list: cached "
                         "folders; ship: train from the recipe and write the adapter into alignment/organism/adapters/")

@@ -171,7 +171,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compare", help="two runs over the same examples side by side, with paired bootstrap differences")
+    p = sub.add_parser("compare", help="two runs side by side, with paired bootstrap differences")
     p.add_argument("run_a", metavar="RUN_A", help="run dir A")
     p.add_argument("run_b", metavar="RUN_B", help="run dir B")
     p.add_argument("--out", help="output folder (default runs/compare/<A>-vs-<B>/)")

@@ -166,3 +166,21 @@ def test_a_removed_subcommand_is_caught() -> None:
 def test_every_page_has_a_title(page: str) -> None:
     path = REPO / page if page == "README.md" else REPO / "docs" / page
     assert path.read_text().startswith("# ")
+
+
+# ------------------------------------------------------------------------- alignment --help
+
+
+def test_the_help_lists_the_commands_in_pipeline_order_one_line_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    from alignment.cli import main
+    from alignment.runner import STAGE_NAMES
+
+    monkeypatch.setenv("COLUMNS", "80")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["--help"]) == 0
+    listing = out.getvalue().split("  COMMAND\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    names = [re.match(r" {4}(\S+) {2,}\S", line) for line in listing]
+    assert all(names), f"a command without its help on the same line: {listing}"
+    assert [m.group(1) for m in names if m] == ["config", "organism", "run", *STAGE_NAMES,
+                                                "judge", "compare", "sweep", "reasonbench", "bench"]

@@ -114,7 +114,7 @@ def run_validate(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "judge",
-        help="label responses: does the reasoning acknowledge the protected feature?",
+        help="label responses: does the reasoning acknowledge the feature?",
         description="Add ack/ack_raw to every JSONL row, or `validate` a judge against labels.",
     )
     _judge_options(p)
