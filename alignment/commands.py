@@ -6,6 +6,7 @@ Each is a thin wrapper: resolve the config, pick the run dir, call the stage fun
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import sys
 from collections.abc import Callable
@@ -37,6 +38,26 @@ def _common(p: argparse.ArgumentParser, config_required: bool = True) -> None:
     p.add_argument("--verbose", action="store_true", help="show trainer logs, library warnings and stage details live (always in <run dir>/logs/)")
 
 
+def _executor_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--executor", choices=["local", "ray", "slurm"], default=None,
+                   help="where the sharded stages run (generate, score, audit and dpo-eval sampling; docs/cluster.md); "
+                        "wins over CONFIG's and --set's executor.kind (default: theirs, else local)")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="ray: the cluster to join, e.g. auto; wins over executor.address (default: theirs, else a local cluster)")
+
+
+def _with_executor(cfg: RunConfig, args: argparse.Namespace) -> RunConfig:
+    """`--executor` / `--address` applied last: a flag wins over CONFIG and `--set`."""
+    changes = {k: v for k, v in (("kind", args.executor), ("address", args.address)) if v is not None}
+    if args.address is not None and changes.get("kind", cfg.executor.kind) != "ray":
+        raise UserError("--address: joins a Ray cluster; give it with --executor ray")
+    try:
+        cfg.executor = dataclasses.replace(cfg.executor, **changes)
+    except UserError as e:
+        raise UserError(f"executor.{e}") from None
+    return cfg
+
+
 def _logged(run: RunDir, args: argparse.Namespace, body: Callable[[], None]) -> int:
     """Run `body` with its logs in `<run dir>/logs/`; an unexpected error is one line on the
     console, its traceback in the log (shown live with --verbose)."""
@@ -55,11 +76,11 @@ def _logged(run: RunDir, args: argparse.Namespace, body: Callable[[], None]) -> 
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from alignment.reasonbench.experiment_config import is_experiment
+    from alignment.reasonbench.experiments.experiment_config import is_experiment
 
     if is_experiment(args.config):  # a top-level `reasonbench:` section: the ReasonBench experiments
         return run_experiment(args)
-    cfg = load_config(args.config, args.overrides)
+    cfg = _with_executor(load_config(args.config, args.overrides), args)
     with locked_run(cfg, args.out) as run:
         code = _logged(run, args, lambda: run_all(cfg, run, args.quiet))
     if not args.quiet and code == 0:
@@ -69,8 +90,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def run_experiment(args: argparse.Namespace, stages: list[str] | None = None) -> int:
     """`alignment run CONFIG` for an experiment config, or one stage of it."""
-    from alignment.reasonbench.experiment import run_all as run_experiment_stages
-    from alignment.reasonbench.experiment_config import is_experiment, load_experiment
+    from alignment.reasonbench.experiments.experiment import run_all as run_experiment_stages
+    from alignment.reasonbench.experiments.experiment_config import is_experiment, load_experiment
 
     if not is_experiment(args.config):
         raise UserError(f"{args.config}: not a ReasonBench experiment config (it needs a top-level "
@@ -144,7 +165,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
     else:
         if args.config is None:
             raise UserError(f"{args.stage}: a CONFIG file is required")
-        cfg = load_config(args.config, args.overrides)
+        cfg = _with_executor(load_config(args.config, args.overrides), args)
     with locked_run(cfg, args.out) as run:
 
         def body() -> None:
@@ -155,7 +176,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
 
 
 def cmd_config(args: argparse.Namespace) -> int:
-    from alignment.reasonbench.experiment_config import is_experiment, load_experiment
+    from alignment.reasonbench.experiments.experiment_config import is_experiment, load_experiment
 
     if args.action == "reference":  # docs/config.md: every field of every config, as Markdown
         from alignment.config_reference import reference
@@ -176,10 +197,13 @@ def cmd_config(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run every stage of a config (skips finished ones)")
     _common(p)
+    _executor_flags(p)
     p.set_defaults(func=cmd_run)
     for name in STAGE_NAMES:
         p = sub.add_parser(name, help=f"run the '{name}' stage only")
         _common(p, config_required=name != "build")
+        if name != "build":
+            _executor_flags(p)
         if name == "build":
             wins = "; overrides CONFIG's task.%s, refused with --set task.%s"
             p.add_argument("--task", help=f"task ({', '.join(TASKS.names())})" + wins % ("name", "name"))

@@ -16,6 +16,7 @@ from alignment.audit.config import AuditConfig
 from alignment.bon import BonConfig
 from alignment.config import apply_overrides, check, doc, from_dict, read_yaml
 from alignment.dpo.config import DPOConfig
+from alignment.executor import ExecutorConfig
 from alignment.generation.base import GenerationConfig
 from alignment.judge.base import JudgeConfig
 from alignment.report import ReportConfig
@@ -37,6 +38,8 @@ class RunConfig:
     dpo: DPOConfig = doc("DPO on reward-ranked pairs (see dpo.*).", factory=DPOConfig)
     audit: AuditConfig = doc("Evaluator audits: paired consistency, D/C against the cube (see audit.*).", factory=AuditConfig)
     report: ReportConfig = doc("What the report reads besides the stages' artifacts (see report.*).", factory=ReportConfig)
+    executor: ExecutorConfig = doc("Where sharded stages run: local, ray or slurm (see executor.*); in no stage key.",
+                                   factory=ExecutorConfig)
 
     def __post_init__(self) -> None:
         check_run_name(self.name)

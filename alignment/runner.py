@@ -26,6 +26,7 @@ from alignment.config import config_hash, to_dict
 from alignment.console import stage_line
 from alignment.context import Context
 from alignment.errors import UserError, did_you_mean
+from alignment.executor import executing
 from alignment.run_config import RunConfig
 from alignment.store import RunDir, locked, make_folder, write_text
 from alignment.tasks import TASKS
@@ -207,7 +208,8 @@ def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: 
     run.invalidate(stage.name)  # no old manifest may vouch for data rewritten below
     started = time.time()
     ctx = context(stage, cfg, run, quiet, key)
-    counts = stage.fn(getattr(cfg, stage.section) if stage.section else None, ctx)
+    with executing(cfg.executor):  # where its shards run; the rows, and so the key, do not depend on it
+        counts = stage.fn(getattr(cfg, stage.section) if stage.section else None, ctx)
     manifest = run.finish(stage.name, key, started, counts, models=ctx.models, extra=ctx.extra)
     if not quiet:
         log(f"[{stage.name}] done in {manifest['seconds']:.1f}s: {manifest['rows']}")

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+from alignment.executor import run_shards
 from alignment.generation.base import (
     GenerationConfig,
     Generator,
@@ -23,7 +24,7 @@ from alignment.generation.base import (
     make_generator,
     sample_seed,
 )
-from alignment.store import read_parquet, write_parquet
+from alignment.store import read_parquet
 from alignment.tasks import parse_answer
 
 Parse = Callable[[str, list[str]], int | None]
@@ -108,15 +109,18 @@ def run_generation(
     work = batches(plan_jobs(examples, cfg), cfg.batch_size)
     shard_dir.mkdir(parents=True, exist_ok=True)
     missing = [i for i in range(len(work)) if not (shard_dir / f"part-{i:05d}.parquet").exists()]
-    gen = None
     bar = tqdm(total=len(work), initial=len(work) - len(missing), desc=desc, unit="batch", disable=quiet)
-    for i in missing:
-        if gen is None:  # load the model only when there is work left
-            gen = generator() if callable(generator) else generator or make_generator(cfg)
+
+    def load() -> Generator:
+        return generator() if callable(generator) else generator or make_generator(cfg)
+
+    def compute(gen: Generator, i: int) -> list[dict[str, Any]]:
         batch = work[i]
         texts = gen.generate([j["chat"] for j in batch], [j["seeds"] for j in batch], batch[0]["greedy"])
-        write_parquet(shard_dir / f"part-{i:05d}.parquet", response_rows(batch, texts, parse))
-        bar.update(1)
+        return response_rows(batch, texts, parse)
+
+    # Here, on Ray actors or in SLURM array tasks: whichever executor this stage runs on.
+    run_shards(missing, lambda i: shard_dir / f"part-{i:05d}.parquet", load, compute, lambda: bar.update(1))
     bar.close()
     parts = [read_parquet(shard_dir / f"part-{i:05d}.parquet") for i in range(len(work))]
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=KEY_COLUMNS)

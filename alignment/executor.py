@@ -1,0 +1,235 @@
+"""Where a stage's shards run: here (`local`), as Ray actors (`ray`) or as SLURM job arrays (`slurm`).
+
+`alignment run CONFIG --executor ray [--address ADDR]` (or `executor.kind` in the config). The
+sharded stages (generate, score, and the sampling inside audit and dpo-eval) hand their missing
+shard indices to `run_shards` with two functions: `load()` builds the model (once per worker) and
+`compute(model, i)` returns shard `i`'s rows. Each shard is written atomically at its own index
+(`part-XXXXX.parquet`), so a retried or duplicated shard overwrites itself with the same rows and
+never adds any; which shards are missing, and so resume, is decided by the caller exactly as in a
+local run. Nothing here schedules: Ray's `ActorPool` and submitit's job arrays do.
+
+- `local`: one model in this process, shards in order (what every run did before executors).
+- `ray`: `executor.workers` actors, each one model replica loaded once and reused across shards,
+  each asking for `num_gpus` / `num_cpus` / `memory_gb`; a dead worker is restarted and its shard
+  retried by Ray (`max_retries`). The driver writes the rows the actors return, so workers need no
+  shared file system. Without `address` a local cluster is started (usage stats and dashboard off).
+- `slurm`: submitit job arrays, one array task per `shards_per_task` shards, each loading the
+  model once and writing its shards itself (the run dir must be on a shared file system); a
+  preempted or timed-out task is requeued and skips the shards it already wrote.
+  `cluster: local` runs the same array as local processes (tests, dry runs).
+
+The executor is not part of any stage key: rows do not depend on where they were computed, so a
+run started locally resumes on Ray or SLURM from the shards it has.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from alignment.config import check, doc
+from alignment.errors import UserError
+from alignment.store import write_parquet
+
+Rows = list[dict[str, Any]]
+Load = Callable[[], Any]
+Compute = Callable[[Any, int], Rows]
+
+
+@dataclass
+class ExecutorConfig:
+    """Where sharded stages run; not part of any stage key (the rows are the same everywhere)."""
+
+    kind: Literal["local", "ray", "slurm"] = doc(
+        "local: this process; ray: Ray actors; slurm: submitit job arrays. `alignment run --executor` overrides it.", "local")
+    address: str | None = doc("ray: the cluster to join (e.g. auto or ray://head:10001); null starts a local one. "
+                              "`--address` overrides it.", None)
+    local_cpus: int | None = doc("ray: CPUs of the local cluster started when address is null (null: all).", None)
+    workers: int = doc("ray: model replicas (actors), each loaded once; slurm: array tasks running at once.", 1)
+    num_gpus: float = doc("GPUs per worker (ray actor or slurm array task); slurm needs a whole number.", 0.0)
+    num_cpus: float = doc("CPUs per worker (ray actor or slurm array task).", 1.0)
+    memory_gb: float | None = doc("Memory per worker in GiB (ray: a scheduling request; slurm: --mem); null: none asked.", None)
+    max_retries: int = doc("ray: restarts of a dead worker and retries of its shard before the stage fails.", 3)
+    partition: str | None = doc("slurm: the partition (null: the cluster's default).", None)
+    time_min: int = doc("slurm: time limit of one array task in minutes (a timed-out task requeues and resumes).", 240)
+    shards_per_task: int = doc("slurm: shards per array task (one model load each).", 8)
+    cluster: Literal["slurm", "local"] = doc("slurm: submit with sbatch (slurm) or run the array as local processes (local).", "slurm")
+
+    def __post_init__(self) -> None:
+        check(self.workers >= 1, "workers", f"must be at least 1, got {self.workers}")
+        check(self.num_gpus >= 0, "num_gpus", f"must be >= 0, got {self.num_gpus}")
+        check(self.num_cpus > 0, "num_cpus", f"must be > 0, got {self.num_cpus}")
+        check(self.memory_gb is None or self.memory_gb > 0, "memory_gb", f"must be > 0 or null, got {self.memory_gb}")
+        check(self.local_cpus is None or self.local_cpus >= 1, "local_cpus", f"must be >= 1 or null, got {self.local_cpus}")
+        check(self.max_retries >= 0, "max_retries", f"must be >= 0, got {self.max_retries}")
+        check(self.time_min >= 1, "time_min", f"must be at least 1, got {self.time_min}")
+        check(self.shards_per_task >= 1, "shards_per_task", f"must be at least 1, got {self.shards_per_task}")
+        check(self.kind != "slurm" or float(self.num_gpus).is_integer(), "num_gpus",
+              f"slurm allocates whole GPUs, got {self.num_gpus}")
+        check(self.address is None or bool(self.address.strip()), "address", "must not be empty (null starts a local cluster)")
+
+
+LOCAL = ExecutorConfig()
+_CURRENT: contextvars.ContextVar[ExecutorConfig] = contextvars.ContextVar("executor", default=LOCAL)
+
+
+@contextlib.contextmanager
+def executing(cfg: ExecutorConfig) -> Iterator[None]:
+    """Run the block's sharded work on `cfg` (the runner wraps each stage in it), so the stages
+    and `run_generation` callers need no executor argument."""
+    token = _CURRENT.set(cfg)
+    try:
+        yield
+    finally:
+        _CURRENT.reset(token)
+
+
+def current() -> ExecutorConfig:
+    return _CURRENT.get()
+
+
+def run_shards(missing: list[int], path_of: Callable[[int], Path], load: Load, compute: Compute,
+               done: Callable[[], None] = lambda: None, cfg: ExecutorConfig | None = None) -> None:
+    """Write shard `i` to `path_of(i)` for every `i` in `missing`, on `cfg` (default: `current()`).
+
+    `load` and `compute` travel to the workers under ray and slurm (cloudpickle): they must not
+    hold open files or locks. `done()` is called once per finished shard, on this process.
+    """
+    cfg = cfg or current()
+    if not missing:
+        return
+    if cfg.kind == "ray":
+        _on_ray(cfg, missing, path_of, load, compute, done)
+    elif cfg.kind == "slurm":
+        _on_slurm(cfg, missing, path_of, load, compute, done)
+    else:
+        model = None
+        for i in missing:
+            if model is None:  # load the model only when there is work left
+                model = load()
+            write_parquet(path_of(i), compute(model, i))
+            done()
+
+
+# ----------------------------------------------------------------------------------------- ray
+
+
+class Replica:
+    """One model replica: loaded on its first shard, reused for every later one."""
+
+    def __init__(self, load: Load, compute: Compute) -> None:
+        self.load, self.compute, self.model = load, compute, None
+
+    def run(self, i: int) -> tuple[int, Rows]:
+        if self.model is None:
+            self.model = self.load()
+        return i, self.compute(self.model, i)
+
+
+def start_ray(cfg: ExecutorConfig) -> Any:
+    """`ray`, joined to `cfg.address` or to a local cluster started here (once per process)."""
+    # Read when the cluster starts: a local cluster reports nothing to anyone.
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    try:
+        import ray
+    except ImportError:
+        raise UserError("executor.kind: ray needs the cluster extra (pip install 'alignment[cluster]')") from None
+    if not ray.is_initialized():
+        local = cfg.address is None
+        ray.init(address=cfg.address, num_cpus=cfg.local_cpus if local else None, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False)
+    return ray
+
+
+def _on_ray(cfg: ExecutorConfig, missing: list[int], path_of: Callable[[int], Path], load: Load,
+            compute: Compute, done: Callable[[], None]) -> None:
+    ray = start_ray(cfg)
+    from ray.util import ActorPool
+
+    ask: dict[str, Any] = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus,
+                           "max_restarts": cfg.max_retries, "max_task_retries": cfg.max_retries}
+    if cfg.memory_gb is not None:
+        ask["memory"] = int(cfg.memory_gb * 2**30)
+    actors = [ray.remote(Replica).options(**ask).remote(load, compute) for _ in range(min(cfg.workers, len(missing)))]
+    try:
+        for i, rows in ActorPool(actors).map_unordered(lambda a, i: a.run.remote(i), missing):
+            write_parquet(path_of(i), rows)  # this process stays the one writer of the run store
+            done()
+    except ray.exceptions.RayTaskError as e:  # a bad input inside a worker is still one line
+        if isinstance(e.cause, UserError):
+            raise e.cause from None
+        raise
+    finally:
+        for a in actors:
+            ray.kill(a)  # free the replicas' GPUs and memory for the next stage
+
+
+# --------------------------------------------------------------------------------------- slurm
+
+
+class ShardGroup:
+    """One array task: load the model once, write each of its shards not already written.
+
+    Requeued after preemption or a timeout (`checkpoint`), it runs again with the same shards and
+    skips the ones on disk, exactly as a resumed local run does.
+    """
+
+    def __init__(self, path_of: Callable[[int], Path], load: Load, compute: Compute) -> None:
+        self.path_of, self.load, self.compute = path_of, load, compute
+
+    def __call__(self, indices: list[int]) -> int:
+        model = None
+        for i in indices:
+            if self.path_of(i).exists():
+                continue
+            if model is None:
+                model = self.load()
+            write_parquet(self.path_of(i), self.compute(model, i))
+        return len(indices)
+
+    def checkpoint(self, indices: list[int]) -> Any:
+        import submitit
+
+        return submitit.helpers.DelayedSubmission(self, indices)
+
+
+def groups(missing: list[int], size: int) -> list[list[int]]:
+    """Consecutive groups of at most `size` shard indices, one per array task.
+
+    >>> groups([0, 1, 2, 5, 6], 2)
+    [[0, 1], [2, 5], [6]]
+    """
+    return [missing[k : k + size] for k in range(0, len(missing), size)]
+
+
+def _on_slurm(cfg: ExecutorConfig, missing: list[int], path_of: Callable[[int], Path], load: Load,
+              compute: Compute, done: Callable[[], None]) -> None:
+    try:
+        import submitit
+    except ImportError:
+        raise UserError("executor.kind: slurm needs the cluster extra (pip install 'alignment[cluster]')") from None
+    folder = path_of(missing[0]).parent.parent / "submitit"  # logs and pickles beside the shards
+    ex = submitit.AutoExecutor(folder=folder, cluster=None if cfg.cluster == "slurm" else "local")
+    params: dict[str, Any] = {"timeout_min": cfg.time_min, "gpus_per_node": int(cfg.num_gpus),
+                              "cpus_per_task": max(1, math.ceil(cfg.num_cpus)), "slurm_array_parallelism": cfg.workers}
+    if cfg.memory_gb is not None:
+        params["mem_gb"] = cfg.memory_gb
+    if cfg.partition is not None:
+        params["slurm_partition"] = cfg.partition
+    ex.update_parameters(**params)
+    parts = groups(missing, cfg.shards_per_task)
+    jobs = ex.map_array(ShardGroup(path_of, load, compute), parts)
+    for job, part in zip(jobs, parts, strict=True):
+        job.result()  # raises the task's own error; requeues are submitit's
+        for _ in part:
+            done()
+    lost = [i for i in missing if not path_of(i).exists()]
+    if lost:
+        raise UserError(f"executor slurm: shards {lost[:5]} are missing after their array tasks finished "
+                        f"(is {folder.parent} on a file system the nodes share?)")

@@ -1,0 +1,169 @@
+"""Executors (`alignment.executor`): build → generate → attribute → score on the tiny models gives
+the same rows locally, on a local Ray cluster (2 CPUs) and as submitit job arrays (its local
+executor); a Ray worker killed in the middle of a shard is restarted and the rows stay the same;
+the executor is in no stage key; `--executor` / `--address` win over the config."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from alignment.commands import _with_executor
+from alignment.config import from_dict
+from alignment.errors import UserError
+from alignment.executor import ExecutorConfig, ShardGroup, executing, groups
+from alignment.run_config import RunConfig, load_config
+from alignment.runner import get_stage, prepare_run_dir, run_all, stage_key
+from alignment.store import RunDir
+
+STAGES = ["build", "generate", "attribute", "score"]
+# Two CPUs at most: a local cluster on a shared CI machine.
+RAY = {"kind": "ray", "local_cpus": 2, "workers": 1, "num_cpus": 1}
+
+
+def write_config(path: Path, llama: Path, classifier: Path, executor: dict | None = None) -> Path:
+    data = {
+        "name": "tiny",
+        "task": {"name": "mathbook", "source": "synthetic", "splits": ["test"], "n_examples": 2, "seed": 0},
+        "generation": {"model": str(llama), "n_samples": 2, "max_new_tokens": 8, "batch_size": 2,  # 4 shards
+                       "device": "cpu", "dtype": "float32", "seed": 0},
+        "attribution": {"receipts": False},
+        "reward": {"backend": "classifier", "model": str(classifier), "device": "cpu", "dtype": "float32"},
+        "executor": executor or {},
+    }
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def run_pipeline(tmp: Path, llama: Path, classifier: Path, executor: dict | None = None) -> RunDir:
+    cfg = load_config(write_config(tmp / "config.yaml", llama, classifier, executor))
+    run = prepare_run_dir(cfg, tmp / "run")
+    run_all(cfg, run, quiet=True, stages=STAGES)
+    return run
+
+
+def assert_same_rows(a: RunDir, b: RunDir) -> None:
+    for stage in ("generate", "score"):
+        pd.testing.assert_frame_equal(a.read(stage), b.read(stage))
+    assert len(a.read("generate")) == 2 * 2 * 2 and len(a.read("score")) > 0
+
+
+@pytest.fixture(scope="module")
+def local_run(tmp_path_factory, tiny_llama_dir, tiny_classifier_dir) -> RunDir:
+    return run_pipeline(tmp_path_factory.mktemp("local"), tiny_llama_dir, tiny_classifier_dir)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    pytest.importorskip("ray")
+    from ray import cloudpickle  # Ray's own copy
+
+    from alignment.executor import start_ray
+
+    # Workers cannot import this test module: ship its classes by value.
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    ray = start_ray(ExecutorConfig(**RAY))
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_gives_the_local_rows(tmp_path, local_run, ray_cluster, tiny_llama_dir, tiny_classifier_dir) -> None:
+    assert_same_rows(local_run, run_pipeline(tmp_path, tiny_llama_dir, tiny_classifier_dir, RAY))
+
+
+def test_slurm_job_arrays_give_the_local_rows(tmp_path, local_run, tiny_llama_dir, tiny_classifier_dir) -> None:
+    pytest.importorskip("submitit")
+    slurm = {"kind": "slurm", "cluster": "local", "shards_per_task": 2, "time_min": 10}  # 2 array tasks for generate
+    run = run_pipeline(tmp_path, tiny_llama_dir, tiny_classifier_dir, slurm)
+    assert_same_rows(local_run, run)
+    assert list((run.stage("generate") / "submitit").glob("*_0_log.out"))  # it really went through submitit
+
+
+class DiesOnce:
+    """The tiny policy, except that the first batch it finishes kills its own worker process
+    before the shard is returned (`marker` records that it happened)."""
+
+    def __init__(self, cfg, marker: Path) -> None:
+        from alignment.generation.base import make_generator
+
+        self.gen, self.marker = make_generator(cfg), marker
+
+    def generate(self, chats, seeds, greedy=False):
+        texts = self.gen.generate(chats, seeds, greedy)
+        if not self.marker.exists():
+            self.marker.touch()
+            os._exit(1)  # the worker dies mid-shard: nothing written, nothing returned
+        return texts
+
+
+def test_a_ray_worker_killed_mid_shard_gives_the_same_rows(tmp_path, local_run, ray_cluster, tiny_llama_dir) -> None:
+    from alignment.generation.base import select_splits
+    from alignment.generation.sampling import run_generation
+
+    cfg = load_config(write_config(tmp_path / "c.yaml", tiny_llama_dir, tiny_llama_dir))
+    examples, marker = select_splits(local_run.read("build"), cfg.generation.splits), tmp_path / "died"
+    with executing(ExecutorConfig(**RAY)):
+        df = run_generation(examples, cfg.generation, tmp_path / "shards", quiet=True,
+                            generator=lambda: DiesOnce(cfg.generation, marker))
+    assert marker.exists()  # a worker did die
+    assert len(list((tmp_path / "shards").glob("part-*.parquet"))) == 4
+    pd.testing.assert_frame_equal(df, local_run.read("generate"))
+
+
+def test_a_requeued_array_task_skips_the_shards_it_wrote(tmp_path) -> None:
+    computed: list[int] = []
+
+    def compute(model, i):
+        computed.append(i)
+        return [{"i": i, "model": model}]
+
+    task = ShardGroup(lambda i: tmp_path / f"part-{i:05d}.parquet", lambda: "m", compute)
+    task([0, 1])
+    assert computed == [0, 1]
+    (tmp_path / "part-00001.parquet").unlink()  # preempted after shard 0
+    task([0, 1])
+    assert computed == [0, 1, 1]
+    assert groups([3, 4, 7], 8) == [[3, 4, 7]]
+
+
+def test_the_executor_is_in_no_stage_key(tmp_path, tiny_llama_dir) -> None:
+    """So a run started locally resumes on Ray or SLURM from the shards it has."""
+    run = RunDir(tmp_path)
+    local = from_dict(RunConfig, {"generation": {"model": str(tiny_llama_dir)}})
+    ray = from_dict(RunConfig, {"generation": {"model": str(tiny_llama_dir)}, "executor": RAY})
+    for name in ("build", "generate", "score", "dpo-eval"):
+        assert stage_key(get_stage(name), local, run) == stage_key(get_stage(name), ray, run)
+
+
+def test_the_flags_win_over_the_config_and_bad_values_are_one_line(tmp_path) -> None:
+    from alignment.cli import build_parser
+
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({"executor": {"kind": "slurm", "partition": "gpu"}}))
+    args = build_parser().parse_args(["run", str(path), "--set", "executor.kind=local", "--executor", "ray",
+                                      "--address", "auto"])
+    cfg = _with_executor(load_config(args.config, args.overrides), args)
+    assert (cfg.executor.kind, cfg.executor.address, cfg.executor.partition) == ("ray", "auto", "gpu")
+    args = build_parser().parse_args(["run", str(path), "--address", "auto"])
+    with pytest.raises(UserError, match="--address: joins a Ray cluster"):
+        _with_executor(load_config(args.config, args.overrides), args)
+    with pytest.raises(UserError, match="executor.kind: 'rey' is not allowed.*did you mean 'ray'"):
+        load_config(None, ["executor.kind=rey"])
+    with pytest.raises(UserError, match="executor.num_gpus: slurm allocates whole GPUs"):
+        load_config(None, ["executor.kind=slurm", "executor.num_gpus=0.5"])
+
+
+def test_local_needs_neither_ray_nor_submitit(tmp_path) -> None:
+    """`local` imports neither: the cluster extra stays optional."""
+    import subprocess
+
+    code = ("import sys; from alignment.executor import run_shards; "
+            "run_shards([0], lambda i: __import__('pathlib').Path(sys.argv[1]), lambda: 1, lambda m, i: [{'x': m}]); "
+            "assert 'ray' not in sys.modules and 'submitit' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "p.parquet")], check=True, timeout=120)
+    assert (tmp_path / "p.parquet").exists()
