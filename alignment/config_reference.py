@@ -58,8 +58,8 @@ def section_tables(cls: type, prefix: str = "", top: str = "top level", top_doc:
 
 def reference() -> str:
     """The whole page: run configs, then ReasonBench experiment configs (with the SFT learner's)."""
-    from alignment.reasonbench.experiment_config import ExperimentRunConfig
-    from alignment.reasonbench.sft import SFTConfig
+    from alignment.reasonbench.experiments.experiment_config import ExperimentRunConfig
+    from alignment.reasonbench.experiments.sft import SFTConfig
     from alignment.run_config import RunConfig
 
     lines = [HEADER,
@@ -71,5 +71,5 @@ def reference() -> str:
              *section_tables(ExperimentRunConfig, top="top level (experiment configs)"),
              *section_tables(SFTConfig, "reasonbench.sft.", "reasonbench.sft",
                              "The `reasonbench.sft` mapping: the LoRA SFT learner's settings "
-                             "(`alignment/reasonbench/sft.py`), validated when `sft` is among the learners.")]
+                             "(`alignment/reasonbench/experiments/sft.py`), validated when `sft` is among the learners.")]
     return "\n".join(lines).rstrip() + "\n"

@@ -46,7 +46,7 @@ echo "== preflight: 2-step bf16 LoRA SFT and greedy prediction on the GPU (embed
 import tempfile
 from pathlib import Path
 
-from alignment.reasonbench import sft
+from alignment.reasonbench.experiments import sft
 
 cfg = sft.SFTConfig(model="smollm2-135m", dtype="bfloat16", device="cuda", max_steps=2, batch_size=2,
                     save_steps=1, eval_batch_size=4, max_new_tokens=8)

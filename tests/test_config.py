@@ -17,7 +17,7 @@ from alignment import cli
 from alignment.config import apply_overrides, config_hash, from_dict, parse_override, to_dict
 from alignment.errors import UserError
 from alignment.generation import GenerationConfig
-from alignment.reasonbench.experiment_config import is_experiment
+from alignment.reasonbench.experiments.experiment_config import is_experiment
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import prepare_run_dir
 

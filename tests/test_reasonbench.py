@@ -19,11 +19,11 @@ import pandas as pd
 import pytest
 
 from alignment.errors import UserError
-from alignment.reasonbench import logic, org
-from alignment.reasonbench.audit import audit
-from alignment.reasonbench.build import BuildConfig, build, counts
-from alignment.reasonbench.cases import CUBE_KEYS, SOURCES, key_of, receipt_keys
-from alignment.reasonbench.quotas import PUBLISHED, expected_counts, unit_quotas
+from alignment.reasonbench.benchmark import logic, org
+from alignment.reasonbench.benchmark.audit import audit
+from alignment.reasonbench.benchmark.build import BuildConfig, build, counts
+from alignment.reasonbench.benchmark.cases import CUBE_KEYS, SOURCES, key_of, receipt_keys
+from alignment.reasonbench.benchmark.quotas import PUBLISHED, expected_counts, unit_quotas
 from alignment.receipts import receipt_family
 
 SCALE = 0.02

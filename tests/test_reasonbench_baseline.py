@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from alignment.errors import UserError
-from alignment.reasonbench.baseline import evaluate, receipt_label, run_baseline
-from alignment.reasonbench.build import BuildConfig, build
+from alignment.reasonbench.benchmark.build import BuildConfig, build
+from alignment.reasonbench.experiments.baseline import evaluate, receipt_label, run_baseline
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,15 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from alignment.reasonbench.build import BuildConfig, build
-from alignment.reasonbench.certify import Executor, certificate
-from alignment.reasonbench.targets import TARGETS, gold_fields, parse, serialise, targets_table
+from alignment.reasonbench.benchmark.build import BuildConfig, build
+from alignment.reasonbench.experiments.certify import Executor, certificate
+from alignment.reasonbench.experiments.targets import (
+    TARGETS,
+    gold_fields,
+    parse,
+    serialise,
+    targets_table,
+)
 
 
 @pytest.fixture(scope="module")

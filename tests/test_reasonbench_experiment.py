@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from alignment.cli import main
-from alignment.reasonbench.evaluate import evaluate
-from alignment.reasonbench.experiment import eval_rows, models, train_rows
-from alignment.reasonbench.experiment_config import load_experiment
+from alignment.reasonbench.experiments.evaluate import evaluate
+from alignment.reasonbench.experiments.experiment import eval_rows, models, train_rows
+from alignment.reasonbench.experiments.experiment_config import load_experiment
 
 REPO = Path(__file__).resolve().parents[1]
 TINY = {
@@ -166,7 +166,10 @@ def test_an_interrupted_train_stage_resumes_with_its_finished_models(run: tuple[
 @pytest.mark.parametrize("path", sorted((REPO / "configs").glob("reasonbench_*.yaml")), ids=lambda p: p.name)
 def test_shipped_experiment_configs_load(path: Path) -> None:
     from alignment.config import from_dict, to_dict
-    from alignment.reasonbench.experiment_config import ExperimentRunConfig, is_experiment
+    from alignment.reasonbench.experiments.experiment_config import (
+        ExperimentRunConfig,
+        is_experiment,
+    )
 
     assert is_experiment(path)
     surface = load_experiment(path, ["reasonbench.learners=[majority,tfidf]"])  # no SFT module needed
@@ -183,6 +186,6 @@ def test_shipped_experiment_configs_load(path: Path) -> None:
     else:  # the GPU presets run the paper's design in full
         assert rb.cardinality and len(rb.seeds) == 5 and rb.max_train_cases == 0 and rb.max_eval_cases == 0
     if "sft" in yaml.safe_load(path.read_text())["reasonbench"]["learners"]:
-        pytest.importorskip("alignment.reasonbench.sft")  # rbsft's module (issue 17)
+        pytest.importorskip("alignment.reasonbench.experiments.sft")  # rbsft's module (issue 17)
         cfg = load_experiment(path)
         assert from_dict(ExperimentRunConfig, to_dict(cfg)) == cfg

@@ -1,6 +1,6 @@
 """`.venv/bin/python -m pytest -q tests/test_reasonbench_learners.py`: the learner registry.
 
-TF-IDF's confidences are SVM margins; the `sft` learner calls `alignment.reasonbench.sft`'s
+TF-IDF's confidences are SVM margins; the `sft` learner calls `alignment.reasonbench.experiments.sft`'s
 `train` / `predict` (replaced here by a test-local fake module, nothing in the package), and its
 text-only output goes through the same parser, certification and outcomes, with unparseable
 completions counted and the cross-target agreement used as its confidence.
@@ -18,11 +18,11 @@ import pandas as pd
 import pytest
 import yaml
 
-import alignment.reasonbench
+import alignment.reasonbench.experiments
 from alignment.cli import main
-from alignment.reasonbench.experiment_config import ExperimentConfig, TfidfConfig
-from alignment.reasonbench.learners import TrainSet, make_learner
-from alignment.reasonbench.targets import parse, prompt_for
+from alignment.reasonbench.experiments.experiment_config import ExperimentConfig, TfidfConfig
+from alignment.reasonbench.experiments.learners import TrainSet, make_learner
+from alignment.reasonbench.experiments.targets import parse, prompt_for
 
 
 @dataclass(frozen=True)
@@ -53,10 +53,10 @@ def _fake_predict(cfg: FakeSFTConfig, out_dir: Path, prompts: list[str]) -> tupl
 
 @pytest.fixture
 def fake_sft(monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
-    mod = types.ModuleType("alignment.reasonbench.sft")
+    mod = types.ModuleType("alignment.reasonbench.experiments.sft")
     mod.SFTConfig, mod.train, mod.predict = FakeSFTConfig, _fake_train, _fake_predict  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "alignment.reasonbench.sft", mod)
-    monkeypatch.setattr(alignment.reasonbench, "sft", mod, raising=False)
+    monkeypatch.setitem(sys.modules, "alignment.reasonbench.experiments.sft", mod)
+    monkeypatch.setattr(alignment.reasonbench.experiments, "sft", mod, raising=False)
     return mod
 
 

@@ -13,11 +13,11 @@ import random
 import pandas as pd
 import pytest
 
-from alignment.reasonbench.build import BuildConfig, build
-from alignment.reasonbench.certify import Executor
-from alignment.reasonbench.evaluate import comparison_metrics, consistency_metrics
-from alignment.reasonbench.experiment_config import BootstrapConfig
-from alignment.reasonbench.outcomes import (
+from alignment.reasonbench.benchmark.build import BuildConfig, build
+from alignment.reasonbench.experiments.certify import Executor
+from alignment.reasonbench.experiments.evaluate import comparison_metrics, consistency_metrics
+from alignment.reasonbench.experiments.experiment_config import BootstrapConfig
+from alignment.reasonbench.experiments.outcomes import (
     gold_of,
     pairs,
     predicted,
@@ -25,8 +25,8 @@ from alignment.reasonbench.outcomes import (
     selective,
     with_confidence,
 )
-from alignment.reasonbench.predict import prediction_rows
-from alignment.reasonbench.targets import gold_fields, serialise, targets_table
+from alignment.reasonbench.experiments.predict import prediction_rows
+from alignment.reasonbench.experiments.targets import gold_fields, serialise, targets_table
 from alignment.receipts import Prediction
 from alignment.receipts.accounting import failure_accounting, fit_thresholds, reason_debt
 from alignment.receipts.consistency import Pair, paired_consistency

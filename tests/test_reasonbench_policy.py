@@ -9,10 +9,10 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from alignment.reasonbench import org
-from alignment.reasonbench.clauses import BY_ID, CLAUSES
-from alignment.reasonbench.policy import decide, defects, leaves
-from alignment.reasonbench.render import TEMPLATES, render
+from alignment.reasonbench.benchmark import org
+from alignment.reasonbench.benchmark.clauses import BY_ID, CLAUSES
+from alignment.reasonbench.benchmark.policy import decide, defects, leaves
+from alignment.reasonbench.benchmark.render import TEMPLATES, render
 
 
 def test_clauses_are_well_formed_and_varied() -> None:

@@ -1,4 +1,4 @@
-"""LoRA SFT and greedy prediction (alignment/reasonbench/sft.py) on the tiny random Llama."""
+"""LoRA SFT and greedy prediction (alignment/reasonbench/experiments/sft.py) on the tiny random Llama."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from transformers import TrainerCallback
 
 from alignment.errors import UserError
 from alignment.generation.models import resolve_dtype
-from alignment.reasonbench import sft
+from alignment.reasonbench.experiments import sft
 
 ALL_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
 # Eight distinct answers to eight near-identical prompts: only a model that learnt the mapping

@@ -12,9 +12,9 @@ import json
 import pandas as pd
 import pytest
 
-from alignment.reasonbench.build import BuildConfig, build
-from alignment.reasonbench.render import render
-from alignment.reasonbench.targets import (
+from alignment.reasonbench.benchmark.build import BuildConfig, build
+from alignment.reasonbench.benchmark.render import render
+from alignment.reasonbench.experiments.targets import (
     INSTRUCTIONS,
     TARGETS,
     case_input,

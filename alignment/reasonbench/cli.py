@@ -1,7 +1,7 @@
 """`alignment reasonbench build --out DIR [--seed S] [--scale X]`, `alignment reasonbench audit DIR`,
 `alignment reasonbench baseline DIR --kind majority|tfidf`, and one command per experiment stage:
 `alignment reasonbench {targets,train,predict,evaluate,report} CONFIG [--out DIR] [--set K=V]`
-(`alignment run CONFIG` runs them all; see `alignment.reasonbench.experiment`).
+(`alignment run CONFIG` runs them all; see `alignment.reasonbench.experiments.experiment`).
 
 Thin wrappers over `build(BuildConfig) -> Path`, `audit(dir) -> AuditReport` and
 `run_baseline(dir, kind) -> DataFrame`. `audit` exits 0 when clean, 1 when it found label
@@ -18,7 +18,7 @@ from alignment.errors import UserError
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from alignment.reasonbench.build import BuildConfig, build
+    from alignment.reasonbench.benchmark.build import BuildConfig, build
 
     if args.workers is not None and not 1 <= args.workers <= 1024:
         raise UserError(f"--workers must be between 1 and 1024, got {args.workers}")
@@ -29,7 +29,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from alignment.reasonbench.audit import audit
+    from alignment.reasonbench.benchmark.audit import audit
 
     if "\0" in args.dir:
         raise UserError("DIR: a NUL character is not allowed in a path")
@@ -40,7 +40,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from alignment.reasonbench.baseline import run_baseline, to_markdown
+    from alignment.reasonbench.experiments.baseline import run_baseline, to_markdown
 
     table = run_baseline(Path(args.dir), args.kind)
     print(to_markdown(table, args.kind), end="")
@@ -76,7 +76,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     help="majority label, or character n-gram TF-IDF + linear SVM")  # fmt: skip
     bl.set_defaults(func=cmd_baseline)
     from alignment.commands import _common
-    from alignment.reasonbench.experiment import STAGES
+    from alignment.reasonbench.experiments.experiment import STAGES
 
     for name in STAGES:
         st = rb.add_parser(name, help=f"experiment stage '{name}' of a reasonbench config")

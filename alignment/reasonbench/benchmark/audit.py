@@ -25,8 +25,8 @@ import numpy as np
 import pandas as pd
 
 from alignment.errors import UserError
-from alignment.reasonbench.build import FILE, MANIFEST, counts
-from alignment.reasonbench.cases import (
+from alignment.reasonbench.benchmark.build import FILE, MANIFEST, counts
+from alignment.reasonbench.benchmark.cases import (
     CUBE_KEYS,
     SOURCES,
     STRATA,
@@ -36,10 +36,10 @@ from alignment.reasonbench.cases import (
     key_of,
     receipt_keys,
 )
-from alignment.reasonbench.clauses import BY_ID
-from alignment.reasonbench.policy import defects
-from alignment.reasonbench.quotas import expected_counts
-from alignment.reasonbench.render import TEMPLATES, render
+from alignment.reasonbench.benchmark.clauses import BY_ID
+from alignment.reasonbench.benchmark.policy import defects
+from alignment.reasonbench.benchmark.quotas import expected_counts
+from alignment.reasonbench.benchmark.render import TEMPLATES, render
 from alignment.receipts import receipt_family
 
 REQUIRED = (

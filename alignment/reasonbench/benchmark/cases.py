@@ -17,7 +17,7 @@ from itertools import permutations
 from types import ModuleType
 from typing import Any
 
-from alignment.reasonbench import logic, org
+from alignment.reasonbench.benchmark import logic, org
 from alignment.receipts import execute_cube
 
 SOURCES = ("G", "N", "A")
@@ -208,7 +208,7 @@ def _control_base(case: Case) -> dict[str, Any]:
 def permutation_control(case: Case, rng: random.Random) -> Case:
     """The same transition presented in another source order (drawn from `rng`), re-executed.
 
-    Used for the locked controls and, by `alignment.reasonbench.targets`, for
+    Used for the locked controls and, by `alignment.reasonbench.experiments.targets`, for
     permutation-augmented training.
     """
     order = rng.choice([o for o in ORDERS if o != case.order])

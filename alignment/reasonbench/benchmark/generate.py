@@ -17,11 +17,17 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from alignment.reasonbench import logic, org
-from alignment.reasonbench.cases import Case, UnitFiller, category, changed_sources, controls_for
-from alignment.reasonbench.clauses import CLAUSES
-from alignment.reasonbench.quotas import CELLS, Cell, unit_quotas
-from alignment.reasonbench.render import HELD_OUT_TEMPLATES, MAIN_TEMPLATES, render
+from alignment.reasonbench.benchmark import logic, org
+from alignment.reasonbench.benchmark.cases import (
+    Case,
+    UnitFiller,
+    category,
+    changed_sources,
+    controls_for,
+)
+from alignment.reasonbench.benchmark.clauses import CLAUSES
+from alignment.reasonbench.benchmark.quotas import CELLS, Cell, unit_quotas
+from alignment.reasonbench.benchmark.render import HELD_OUT_TEMPLATES, MAIN_TEMPLATES, render
 
 CHUNK = 32
 N_WORLDS = 800

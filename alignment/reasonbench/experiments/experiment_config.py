@@ -1,13 +1,13 @@
 """`ExperimentRunConfig`: the typed config of a ReasonBench experiment run.
 
 A YAML config whose top level has a `reasonbench:` section is an experiment config
-(`is_experiment`); `alignment run` hands it to `alignment.reasonbench.experiment` instead of the
+(`is_experiment`); `alignment run` hands it to `alignment.reasonbench.experiments.experiment` instead of the
 organism pipeline, so existing configs (which have no such key) are read exactly as before. The
 top level holds only `name` and `reasonbench`; unknown keys anywhere are rejected with a
 suggestion, `--set reasonbench.seeds=[0,1]` overrides any field, and `alignment config show
 CONFIG` prints the resolved config (without CONFIG, every field's documentation).
 
-`reasonbench.sft` is passed as a mapping to `SFTConfig` of `alignment.reasonbench.sft` (fields
+`reasonbench.sft` is passed as a mapping to `SFTConfig` of `alignment.reasonbench.experiments.sft` (fields
 documented there), validated when the config is loaded if the `sft` learner is listed.
 """
 
@@ -94,7 +94,7 @@ class ExperimentConfig:
     benchmark: BenchmarkConfig = doc("The benchmark build (see benchmark.*).", factory=BenchmarkConfig)
     targets: list[Target] = doc("Targets to train and evaluate.",
                                 factory=lambda: ["direct_verdict", "direct_receipt", "rationale_receipt", "cube"])  # fmt: skip
-    learners: list[LearnerName] = doc("Learners: majority, tfidf, sft (LoRA SFT, alignment.reasonbench.sft).",
+    learners: list[LearnerName] = doc("Learners: majority, tfidf, sft (LoRA SFT, alignment.reasonbench.experiments.sft).",
                                       factory=lambda: ["majority", "tfidf"])  # fmt: skip
     seeds: list[int] = doc("Training seeds (the paper: 5).", factory=lambda: [0, 1, 2, 3, 4])
     surface_seeds: int = doc("> 0: majority and tfidf (the surface diagnostics, nearly seed-free) "
@@ -107,7 +107,7 @@ class ExperimentConfig:
     max_eval_cases: int = doc("Cap on evaluated main cases per split (a seeded sample of whole "
                               "units' cases keeps their controls; 0 = all).", 0)  # fmt: skip
     tfidf: TfidfConfig = doc("TF-IDF learner settings (see tfidf.*).", factory=TfidfConfig)
-    sft: dict[str, Any] = doc("SFTConfig fields for the sft learner (alignment.reasonbench.sft).", factory=dict)
+    sft: dict[str, Any] = doc("SFTConfig fields for the sft learner (alignment.reasonbench.experiments.sft).", factory=dict)
     selective: SelectiveConfig = doc("Selective acceptance (see selective.*).", factory=SelectiveConfig)
     bootstrap: BootstrapConfig = doc("Intervals (see bootstrap.*).", factory=BootstrapConfig)
 
@@ -126,7 +126,7 @@ class ExperimentConfig:
 def sft_config(data: dict[str, Any]) -> Any:
     """`SFTConfig` from the `sft` mapping, importing the SFT module only now (it pulls in torch)."""
     try:
-        from alignment.reasonbench import sft
+        from alignment.reasonbench.experiments import sft
     except ImportError as e:
         raise UserError(f"sft: the SFT learner is not available ({e})") from None
     try:

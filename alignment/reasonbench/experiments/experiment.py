@@ -2,8 +2,8 @@
 
 `targets` (build or reuse the benchmark, write every case's input and its four target
 completions), `train` (one model per regime x learner x target x seed), `predict` (decode every
-evaluated case, parse strictly, certify by execution), `evaluate` (`alignment.reasonbench.evaluate`)
-and `report` (`alignment.reasonbench.tables`). Each is also `alignment reasonbench STAGE CONFIG`.
+evaluated case, parse strictly, certify by execution), `evaluate` (`alignment.reasonbench.experiments.evaluate`)
+and `report` (`alignment.reasonbench.experiments.tables`). Each is also `alignment reasonbench STAGE CONFIG`.
 
 Conventions are the runner's (`alignment.runner`): a stage's key hashes the config fields it
 reads and the keys of the stages it reads; a stage whose manifest carries its key is skipped; the
@@ -32,7 +32,10 @@ from alignment.cache import file_hash, keyed_dir
 from alignment.config import config_hash
 from alignment.console import stage_line
 from alignment.errors import UserError, did_you_mean
-from alignment.reasonbench.experiment_config import ExperimentConfig, ExperimentRunConfig
+from alignment.reasonbench.experiments.experiment_config import (
+    ExperimentConfig,
+    ExperimentRunConfig,
+)
 from alignment.store import RunDir, read_parquet, write_json, write_parquet
 
 STAGES = ("targets", "train", "predict", "evaluate", "report")
@@ -63,7 +66,7 @@ def stage_key(name: str, cfg: ExperimentConfig, run: RunDir) -> str:
     if name == "predict":  # predict reads what train read too
         parts["train"] = {f: asdict(cfg)[f] for f in _READS["train"]}
     if name == "targets" and cfg.benchmark.path:
-        from alignment.reasonbench.build import FILE
+        from alignment.reasonbench.benchmark.build import FILE
 
         path = Path(cfg.benchmark.path) / FILE
         if not path.is_file():
@@ -76,9 +79,9 @@ def stage_key(name: str, cfg: ExperimentConfig, run: RunDir) -> str:
 
 
 def stage_targets(cfg: ExperimentConfig, run: RunDir, log: Callable[[str], None]) -> tuple[dict, dict]:
-    from alignment.reasonbench.audit import load
-    from alignment.reasonbench.build import MANIFEST, BuildConfig, build
-    from alignment.reasonbench.targets import targets_table
+    from alignment.reasonbench.benchmark.audit import load
+    from alignment.reasonbench.benchmark.build import MANIFEST, BuildConfig, build
+    from alignment.reasonbench.experiments.targets import targets_table
 
     folder = bench_dir(cfg, run)
     b = cfg.benchmark
@@ -155,8 +158,8 @@ def model_key(m: tuple[str, str, str, int], cfg: ExperimentConfig, run: RunDir) 
 
 
 def stage_train(cfg: ExperimentConfig, run: RunDir, log: Callable[[str], None]) -> tuple[dict, dict]:
-    from alignment.reasonbench.learners import TrainSet, make_learner, timed_train
-    from alignment.reasonbench.targets import gold_fields, prompt_for
+    from alignment.reasonbench.experiments.learners import TrainSet, make_learner, timed_train
+    from alignment.reasonbench.experiments.targets import gold_fields, prompt_for
 
     targets = _load_targets(run)
     stats: dict[str, Any] = {}
@@ -180,7 +183,7 @@ def stage_train(cfg: ExperimentConfig, run: RunDir, log: Callable[[str], None]) 
 
 
 def stage_predict(cfg: ExperimentConfig, run: RunDir, log: Callable[[str], None]) -> tuple[dict, dict]:
-    from alignment.reasonbench.predict import predict_model
+    from alignment.reasonbench.experiments.predict import predict_model
 
     targets = _load_targets(run)
     parts, stats = [], {}
@@ -202,7 +205,7 @@ def stage_predict(cfg: ExperimentConfig, run: RunDir, log: Callable[[str], None]
 
 
 def stage_evaluate(cfg: ExperimentConfig, run: RunDir, log: Callable[[str], None]) -> tuple[dict, dict]:
-    from alignment.reasonbench.evaluate import evaluate
+    from alignment.reasonbench.experiments.evaluate import evaluate
     from alignment.store import write_text
 
     preds = read_parquet(run.stage("predict") / "data.parquet", ("id", "raw", "parse_ok"))
@@ -214,7 +217,7 @@ def stage_evaluate(cfg: ExperimentConfig, run: RunDir, log: Callable[[str], None
 
 
 def stage_report(cfg: ExperimentConfig, run: RunDir, log: Callable[[str], None]) -> tuple[dict, dict]:
-    from alignment.reasonbench.tables import write_report
+    from alignment.reasonbench.experiments.tables import write_report
 
     metrics = pd.read_csv(run.stage("evaluate") / "metrics.csv")
     files = write_report(metrics, run.stage("report"), run.path / "report.md")
@@ -244,7 +247,7 @@ def run_stage(name: str, rcfg: ExperimentRunConfig, run: RunDir, quiet: bool = F
 
     counts, extra = FUNCS[name](cfg, run, (lambda m: None) if quiet else detail)
     if "sft" in cfg.learners:
-        from alignment.reasonbench.experiment_config import sft_config
+        from alignment.reasonbench.experiments.experiment_config import sft_config
 
         models_ = {"sft": str(sft_config(cfg.sft).model)}
     else:

@@ -1,6 +1,6 @@
 """`alignment reasonbench report CONFIG`: the paper-shaped tables and figures from `metrics.csv`.
 
-Only formats what `alignment.reasonbench.evaluate` computed. Each table is written three ways
+Only formats what `alignment.reasonbench.experiments.evaluate` computed. Each table is written three ways
 under `report/`: `<name>.csv` (numbers: estimate, low, high per metric, as fractions), `<name>.md`
 and `<name>.tex` (percent with the 95% interval, `est [low, high]`). Figures: `consistency.png`
 (paired consistency per control type, with intervals) and `reason_debt.png` (reason debt against
@@ -168,7 +168,7 @@ def write_report(metrics: pd.DataFrame, folder: Path, summary: Path) -> list[Pat
             write_text(path, body)
             written.append(path)
         parts += [f"\n## {spec.title}\n", markdown(text)]
-    from alignment.reasonbench.figures import consistency_figure, debt_figure
+    from alignment.reasonbench.experiments.figures import consistency_figure, debt_figure
 
     for name, draw in (("consistency.png", consistency_figure), ("reason_debt.png", debt_figure)):
         if draw(metrics, folder / name):

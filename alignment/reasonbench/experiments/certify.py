@@ -23,8 +23,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from alignment.reasonbench.cases import CUBE_KEYS, SOURCES, STRATA, hybrid, key_of
-from alignment.reasonbench.targets import Parsed
+from alignment.reasonbench.benchmark.cases import CUBE_KEYS, SOURCES, STRATA, hybrid, key_of
+from alignment.reasonbench.experiments.targets import Parsed
 from alignment.receipts import certify, certify_cube
 
 

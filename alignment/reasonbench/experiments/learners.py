@@ -4,7 +4,7 @@ Each learner trains on (prompt, completion) pairs of one target and writes what 
 its own folder; `predict` reads that folder back and returns raw completions, one confidence per
 completion (or None when the learner has no score of its own) and timing stats. Every learner
 emits the target's serialisation, so all of them go through the same strict parser,
-certification and outcome code (`alignment.reasonbench.targets`, `certify`, `outcomes`).
+certification and outcome code (`alignment.reasonbench.experiments.targets`, `certify`, `outcomes`).
 
 - `majority`: the most frequent training completion, whole; confidence = its training share.
 - `tfidf`: the surface baseline's character TF-IDF (`baseline.vectorizer`) with one linear SVM per
@@ -13,7 +13,7 @@ certification and outcome code (`alignment.reasonbench.targets`, `certify`, `out
   SVM margin (top minus runner-up decision value) of the field that carries the claim: the
   revised verdict for `direct_verdict`, the receipt class for the receipt targets, and the
   smallest cell margin for `cube`. Models are saved with joblib (a local, trusted artifact).
-- `sft`: LoRA SFT of a causal LM (`alignment.reasonbench.sft.train` / `predict`, imported only
+- `sft`: LoRA SFT of a causal LM (`alignment.reasonbench.experiments.sft.train` / `predict`, imported only
   when used). `predict` returns text and stats; a list under `stats["confidences"]` (one score
   per completion) becomes the confidence, otherwise it is None and selective acceptance uses
   cross-target agreement (see `selective.confidence`).
@@ -32,10 +32,10 @@ from typing import Any, Protocol
 import numpy as np
 
 from alignment.config import config_hash
-from alignment.reasonbench.baseline import receipt_label, svm, vectorizer
-from alignment.reasonbench.cases import CUBE_KEYS
-from alignment.reasonbench.experiment_config import ExperimentConfig, sft_config
-from alignment.reasonbench.targets import serialise
+from alignment.reasonbench.benchmark.cases import CUBE_KEYS
+from alignment.reasonbench.experiments.baseline import receipt_label, svm, vectorizer
+from alignment.reasonbench.experiments.experiment_config import ExperimentConfig, sft_config
+from alignment.reasonbench.experiments.targets import serialise
 from alignment.registry import Registry
 from alignment.store import atomic_path, write_json
 
@@ -209,13 +209,13 @@ class SFT:
         self.cfg = sft_config(cfg.sft)
 
     def train(self, target: str, data: TrainSet, out: Path, seed: int) -> dict[str, Any]:
-        from alignment.reasonbench import sft
+        from alignment.reasonbench.experiments import sft
 
         stats = sft.train(self.cfg, data.prompts, data.completions, out, seed)
         return {"train_cases": len(data.prompts), **stats}
 
     def predict(self, target: str, out: Path, prompts: list[str], inputs: list[str]) -> Prediction:
-        from alignment.reasonbench import sft
+        from alignment.reasonbench.experiments import sft
 
         texts, stats = sft.predict(self.cfg, out, prompts)
         stats = dict(stats)

@@ -5,7 +5,7 @@ type and the issuing office, so every state is about the same request under the 
 
 - `G` grounds: `{"request_type": the clause's type, "fields": {name: typed value}}`
 - `N` norms: a first-match decision list `{"provisions": [[outcome, node], ...], "default": ...}`
-  (see `alignment.reasonbench.policy`)
+  (see `alignment.reasonbench.benchmark.policy`)
 - `A` authority: `{office: [request types the office governs]}` for every office of the domain
 
 Verdict: if the request type is not in the issuing office's scope, `refer` (no jurisdiction: the
@@ -24,8 +24,8 @@ import copy
 import random
 from typing import Any
 
-from alignment.reasonbench.clauses import BY_ID, Clause
-from alignment.reasonbench.policy import Field, decide, defects, holds, leaves
+from alignment.reasonbench.benchmark.clauses import BY_ID, Clause
+from alignment.reasonbench.benchmark.policy import Field, decide, defects, holds, leaves
 
 STRATUM = "organizational"
 # Fields no clause reads: the irrelevant distractors added to both states of a control.

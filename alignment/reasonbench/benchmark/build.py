@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from alignment.errors import UserError
-from alignment.reasonbench.generate import generate
-from alignment.reasonbench.quotas import expected_counts
+from alignment.reasonbench.benchmark.generate import generate
+from alignment.reasonbench.benchmark.quotas import expected_counts
 from alignment.store import atomic_path, locked, make_folder, write_json
 
 FILE = "reasonbench.parquet"

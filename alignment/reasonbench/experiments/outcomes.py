@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from alignment.errors import UserError
-from alignment.reasonbench.cases import SOURCES
+from alignment.reasonbench.benchmark.cases import SOURCES
 from alignment.receipts import Prediction
 from alignment.receipts.accounting import classify, fit_thresholds
 from alignment.receipts.consistency import relation_holds

@@ -35,8 +35,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from alignment.reasonbench.experiment_config import ExperimentConfig
-from alignment.reasonbench.outcomes import MODEL, pairs, score, selective, with_confidence
+from alignment.reasonbench.experiments.experiment_config import ExperimentConfig
+from alignment.reasonbench.experiments.outcomes import (
+    MODEL,
+    pairs,
+    score,
+    selective,
+    with_confidence,
+)
 from alignment.stats import co_primary, hierarchical_bootstrap, paired_bootstrap
 
 # metric -> (value column, denominator column or None for "every observation")

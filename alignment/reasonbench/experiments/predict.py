@@ -5,7 +5,7 @@ every outcome needs (ids, unit, split, control, stratum, gold endpoints, receipt
 states for re-execution), the raw completion (`raw`), the strict parse (`parse_ok`,
 `parse_error`, `pred_old`, `pred_new`, `pred_receipt` as canonical keys, `pred_cells` as JSON),
 the learner's confidence (NaN when it has none) and the certificate (`certified`,
-`cells_certified`, `executions`; `alignment.reasonbench.certify`). Each model's part is written
+`cells_certified`, `executions`; `alignment.reasonbench.experiments.certify`). Each model's part is written
 to its own keyed folder first, so a rerun reuses finished models.
 """
 
@@ -18,10 +18,10 @@ from typing import Any
 
 import pandas as pd
 
-from alignment.reasonbench.certify import Executor, certificate
-from alignment.reasonbench.experiment_config import ExperimentConfig
-from alignment.reasonbench.learners import make_learner, timed_predict
-from alignment.reasonbench.targets import parse, prompt_for
+from alignment.reasonbench.experiments.certify import Executor, certificate
+from alignment.reasonbench.experiments.experiment_config import ExperimentConfig
+from alignment.reasonbench.experiments.learners import make_learner, timed_predict
+from alignment.reasonbench.experiments.targets import parse, prompt_for
 from alignment.store import read_parquet, write_json, write_parquet
 
 KEEP = (

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from alignment.errors import UserError
-from alignment.reasonbench.audit import load
+from alignment.reasonbench.benchmark.audit import load
 from alignment.store import write_text
 
 KINDS = ("majority", "tfidf")

@@ -1,7 +1,7 @@
 """`alignment reasonbench build --out DIR`: the 45 organisational policy clauses, as typed rules.
 
 Each clause is one request type decided by one issuing office, a title, typed grounds fields and
-an executable norm in the notation of `alignment.reasonbench.policy`:
+an executable norm in the notation of `alignment.reasonbench.benchmark.policy`:
 
 - fields: `name:int:LO..HI/STEP:unit:max|min|window`, `name:bool:yes|no` (the value favouring
   approval), `name:enum:a|b|c`, separated by `;` (unit `-` for none)
@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from alignment.reasonbench.policy import Field, defects, parse_field, parse_norm
+from alignment.reasonbench.benchmark.policy import Field, defects, parse_field, parse_norm
 
 DOMAINS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     # domain: (offices, request types)

@@ -34,8 +34,14 @@ from typing import Any
 
 import pandas as pd
 
-from alignment.reasonbench.cases import CUBE_KEYS, SOURCES, Case, permutation_control, receipt_keys
-from alignment.reasonbench.render import TEMPLATES
+from alignment.reasonbench.benchmark.cases import (
+    CUBE_KEYS,
+    SOURCES,
+    Case,
+    permutation_control,
+    receipt_keys,
+)
+from alignment.reasonbench.benchmark.render import TEMPLATES
 from alignment.receipts import receipt_from_cells
 
 TARGETS = ("direct_verdict", "direct_receipt", "rationale_receipt", "cube")
@@ -262,7 +268,7 @@ def augment_rows(train: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]
     The control is re-executed and re-rendered; it keeps the case's cube and receipt, and is
     marked `augment` so only the permutation-augmented regime trains on it.
     """
-    from alignment.reasonbench.generate import to_row
+    from alignment.reasonbench.benchmark.generate import to_row
 
     out = []
     for row in train:

@@ -16,8 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from alignment.reasonbench.clauses import BY_ID, Clause
-from alignment.reasonbench.policy import Field
+from alignment.reasonbench.benchmark.clauses import BY_ID, Clause
+from alignment.reasonbench.benchmark.policy import Field
 
 MAIN_TEMPLATES = ("t1", "t2", "t3", "t4")
 HELD_OUT_TEMPLATES = ("t5", "t6")
