@@ -42,10 +42,11 @@ def read_rows(path: str | Path, required: tuple[str, ...], unique_ids: bool = Fa
             raise UserError(f"{p} line {n}: field 'full_response' must be a string, got {_kind(row['full_response'])}")
         if "ack_label" in required:
             _check_label_row(row, p, n)
-        key = json.dumps(row.get("id"))
-        if unique_ids and "id" in row and key in seen:
-            raise UserError(f"{p} line {n}: id {row['id']!r} is labelled twice (first on line {seen[key]})")
-        seen[key] = n
+        if unique_ids and "id" in row:
+            key = json.dumps(row["id"])
+            if key in seen:
+                raise UserError(f"{p} line {n}: id {row['id']!r} is labelled twice (first on line {seen[key]})")
+            seen[key] = n
         rows.append(row)
     return rows
 
