@@ -293,3 +293,22 @@ def test_error_after_an_open_progress_bar_starts_its_own_line(error: str, tmp_pa
     ours = [line for line in err.split("\n") if "alignment:" in line]
     assert len(ours) == 1 and ours[0].startswith("alignment: "), repr(err)
     assert "generate" in err  # the bar was shown, and ended before the error
+
+
+# ------------------------------------------------------------------ a run's labels (the report's)
+
+
+@pytest.mark.parametrize("sample", [1.5, True, "1x", "²", None])
+def test_run_label_sample_must_be_an_integer(sample: object, tmp_path: Path) -> None:
+    """int() took 1.5 as 1 and true as 1: a label silently moved to another response."""
+    from fake_run import fake_run, label_sample
+
+    from alignment.errors import UserError
+    from alignment.judge.run_labels import check_labels
+
+    run = fake_run(tmp_path / "run")
+    rows = label_sample(run, n=3, flip_every=100, unlabelled=0)
+    rows[1]["sample"] = sample
+    (run.path / "judge_sample" / "sample_labelled.jsonl").write_text(lines(rows))
+    with pytest.raises(UserError, match=r"sample_labelled.jsonl line 2: field 'sample' must be an integer"):
+        check_labels(run, None)

@@ -64,10 +64,10 @@ def _key(row: dict[str, Any], path: Path, line: int) -> tuple[str, str, int] | N
         ex, variant, sample = row["id"].rsplit("/", 2)
     else:
         return None
-    try:
-        return str(ex), str(variant), int(sample)
-    except (TypeError, ValueError):
-        raise UserError(f"{path} line {line}: field 'sample' must be an integer, got {sample!r}") from None
+    # An integer, or its digits (from an id): int() would also take 1.5 (as 1) or true (as 1).
+    if isinstance(sample, bool) or not (isinstance(sample, int) or (isinstance(sample, str) and sample.isascii() and sample.isdigit())):
+        raise UserError(f"{path} line {line}: field 'sample' must be an integer, got {sample!r}")
+    return str(ex), str(variant), int(sample)
 
 
 @dataclass
