@@ -90,6 +90,7 @@ CASES: dict[str, Case] = {
                                      ("templates.tsv row 2", "'sentence'", "$OCCUPATION", "found 2")),
     "wino pronoun slot doubled": (lambda t: build(wino(t, "nurse\tpatient\t0\tThe $OCCUPATION said $NOM_PRONOUN and $NOM_PRONOUN.\n"), t),
                                   ("templates.tsv row 2", "'sentence'", "pronoun slot", "found 2")),
+    "wino templates header only": (lambda t: build(wino(t, ""), t), ("templates.tsv", "no rows below the header")),
     "aqua JSON array over lines": (lambda t: build(aqua(t, json.dumps([aqua_row(i) for i in range(4)], indent=1)), t, "mathbook"),
                                    ("test.json line 1", "JSON array")),
     "aqua JSON array on one line": (lambda t: build(aqua(t, json.dumps([aqua_row(i) for i in range(4)]) + "\n"), t, "mathbook"),

@@ -40,6 +40,8 @@ def _read_tsv(path: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         raise UserError(f"Winogender file not found: {path}")
     read_utf8(path, "a tab-separated Winogender file")
+    if sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip()) < 2:
+        raise UserError(f"{path}: no rows below the header line (a tab-separated Winogender file)")
     try:
         ds = datasets.load_dataset("csv", data_files=str(path), delimiter="\t", split="train")
         return list(ds)
