@@ -205,6 +205,10 @@ def test_judge_sample_refuses_a_task_other_than_the_runs(tmp_path: Path, capsys:
     with pytest.raises(Exception, match=r"--task biasqa: the run's .*config.yaml says task.name mathbook"):
         _task_of(tmp_path, "biasqa")
     assert _task_of(tmp_path / "nowhere", "biasqa") == "biasqa"  # no config: the flag is the only source
+    for bad in ("mathbok", 3, None, ["mathbook"]):  # was a KeyError (exit 1) after sample.jsonl was written
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump({"task": {"name": bad}}))
+        with pytest.raises(Exception, match=r"config.yaml: task.name .* has no labelling definition"):
+            _task_of(tmp_path, None)
 
 
 # ------------------------------------------------------------------ ReasonBench audit

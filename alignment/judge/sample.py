@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from alignment.errors import UserError
+from alignment.errors import UserError, did_you_mean
 
 
 def allocate(sizes: dict[Any, int], n: int) -> dict[Any, int]:
@@ -71,11 +71,14 @@ def _task_of(run: Path, task: str | None) -> str:
 
     cfg = run / "config.yaml"
     try:
-        found = str(yaml.safe_load(cfg.read_text())["task"]["name"])
+        found = yaml.safe_load(cfg.read_text())["task"]["name"]
     except (OSError, KeyError, TypeError, yaml.YAMLError):
         if task:
             return task
         raise UserError(f"{cfg}: cannot read task.name (pass --task)") from None
+    if not isinstance(found, str) or found not in _DEFINITION:  # before anything is written: the page needs it
+        raise UserError(f"{cfg}: task.name {found!r} has no labelling definition "
+                        f"(one of {', '.join(_DEFINITION)}){did_you_mean(str(found), _DEFINITION)}")
     if task and task != found:
         raise UserError(f"--task {task}: the run's {cfg} says task.name {found}; drop --task (it is only "
                         "for a run dir without a readable config.yaml)")
