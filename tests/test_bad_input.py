@@ -161,21 +161,24 @@ def test_bad_input_is_one_line_and_writes_nothing(name: str, tmp_path: Path, cap
 # ------------------------------------------------------------------ protected slots in templates
 
 
-@pytest.mark.parametrize("edit, count", [(lambda q: q.replace("{{solutions}}", ""), 0),
-                                         (lambda q: q.replace("{{solutions}}", "{{solutions}}\n{{solutions}}"), 2)])
-def test_mathbook_template_protected_slot_missing_or_doubled(edit: Callable[[str], str], count: int, tmp_path: Path,
-                                                             capsys: pytest.CaptureFixture[str],
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("task, slot, source, count", [("mathbook", "{{solutions}}", "book_solution", 0),
+                                                        ("mathbook", "{{solutions}}", "book_solution", 2),
+                                                        ("biasqa", "{{sentence}}", "occupation", 0),
+                                                        ("biasqa", "{{sentence}}", "occupation", 2)])
+def test_template_protected_slot_missing_or_doubled(task: str, slot: str, source: str, count: int, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An edited prompt file that drops or repeats the slot holding the protected source: the
+    counterfactual would equal the original, or change the feature in two places."""
     import alignment.tasks.base as base
 
     prompts = tmp_path / "prompts"
     shutil.copytree(base.PROMPTS_DIR, prompts)
-    query = prompts / "mathbook_query.txt"
-    query.write_text(edit(query.read_text()))
+    query = prompts / f"{task}_query.txt"
+    query.write_text(query.read_text().replace(slot, "\n".join([slot] * count)))
     monkeypatch.setattr(base, "PROMPTS_DIR", prompts)
-    rows = lines([aqua_row(i) for i in range(4)])
-    code, err = run(build(aqua(tmp_path, rows), tmp_path, "mathbook"), capsys)
-    assert_one_line(code, err, ("protected source slot {{source:book_solution}}", f"{count} times", str(query)))
+    data = aqua(tmp_path, lines([aqua_row(i) for i in range(4)])) if task == "mathbook" else wino(tmp_path, GOOD)
+    code, err = run(build(data, tmp_path, task), capsys)
+    assert_one_line(code, err, (f"protected source slot {{{{source:{source}}}}}", f"{count} times", str(query)))
     assert written(tmp_path) == []
 
 
