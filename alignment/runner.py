@@ -82,7 +82,7 @@ def _stages() -> list[Stage]:
         return c.dpo.enabled and any(s != c.dpo.eval_split for s in c.task.splits)
 
     return [
-        Stage("build", build.build, "task"),
+        Stage("build", build.build, "task", files=build.data_files),
         Stage("generate", generate.generate, "generation", inputs=("build",)),
         Stage("receipts", receipts.receipts, "attribution", ("generation",), ("build", "generate"), receipts_on),
         Stage("attribute", attribute.attribute, "attribution", inputs=("generate",)),

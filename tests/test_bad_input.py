@@ -320,3 +320,15 @@ def test_run_label_sample_must_be_an_integer(sample: object, tmp_path: Path) -> 
     (run.path / "judge_sample" / "sample_labelled.jsonl").write_text(lines(rows))
     with pytest.raises(UserError, match=r"sample_labelled.jsonl line 2: field 'sample' must be an integer"):
         check_labels(run, None)
+
+
+def test_edited_data_rebuilds(tmp_path: Path) -> None:
+    """The build key holds the local data files' content: edited data is rebuilt, not reported up to date."""
+    data = aqua(tmp_path, lines([aqua_row(i) for i in range(1, 7)]))
+    args = ["build", "--task", "mathbook", "--data-dir", data, "--out", str(tmp_path / "r"), "--quiet"]
+    assert main(args) == 0
+    first = pd.read_parquet(tmp_path / "r" / "build" / "data.parquet")
+    (Path(data) / "test.json").write_text(lines([aqua_row(i) for i in range(11, 17)]))
+    assert main(args) == 0
+    second = pd.read_parquet(tmp_path / "r" / "build" / "data.parquet")
+    assert "What is 11 + 11?" in " ".join(second["query"]) and "What is 11 + 11?" not in " ".join(first["query"])

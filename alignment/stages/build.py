@@ -6,10 +6,21 @@ template, sources, answer, options, category (see `alignment.tasks`).
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from alignment.cache import file_hash
 from alignment.context import Context
 from alignment.errors import UserError
-from alignment.store import write_parquet
+from alignment.store import RunDir, write_parquet
 from alignment.tasks import TaskConfig
+
+
+def data_files(cfg: TaskConfig, run: RunDir) -> dict[str, str | None]:
+    """The runner's `files` hook: content hashes of the data files a local source reads, part of
+    the build key, so editing the data rebuilds (the config alone would call it up to date)."""
+    if cfg.source != "local" or not cfg.data_dir or not Path(cfg.data_dir).is_dir():
+        return {}
+    return {p.name: file_hash(p) for p in sorted(Path(cfg.data_dir).iterdir()) if p.is_file()}
 
 
 def build(cfg: TaskConfig, ctx: Context) -> dict[str, int]:
