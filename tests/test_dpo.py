@@ -397,3 +397,19 @@ def test_dpo_round_on_cuda(tiny_llama_dir: Path, tmp_path: Path) -> None:
     dpo_eval(dcfg, ctx)
     summary = json.loads((run.stage("dpo-eval") / "summary.json").read_text())
     assert {s["seed"] for s in summary["seeds"]} == {0, 1} and "ack_diff" in summary["pooled"]
+
+
+def test_report_reads_the_control_beside_the_effect(tmp_path: Path) -> None:
+    run = RunDir(tmp_path / "run")
+    folder = run.stage("dpo-eval")
+    folder.mkdir(parents=True)
+    (folder / "dpo.md").write_text("| table |\n")
+    rows = [{"comparison": "rm_d − rm", "a": "rm_d", "b": "rm", "measure": m, "scope": "pooled", "est": e, "lo": lo,
+             "hi": hi, "p": 0.01, "examples": 20, "seeds": 3}
+            for m, e, lo, hi in (("ack_diff", 0.3, 0.2, 0.4), ("cf_ack_diff", 0.35, 0.25, 0.45))]
+    pd.DataFrame(rows).to_csv(folder / "effects.csv", index=False)
+    text = "\n".join(dpo_report_section(run))
+    assert "+30.0 [+20.0, +40.0] points; the interval excludes 0" in text
+    assert "control (no solution to acknowledge) moves too, +35.0" in text
+    pd.DataFrame(rows[:1] + [{**rows[1], "lo": -0.05}]).to_csv(folder / "effects.csv", index=False)
+    assert "moves too" not in "\n".join(dpo_report_section(run))

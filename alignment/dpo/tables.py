@@ -138,9 +138,22 @@ def _effects(run: RunDir) -> list[str]:
                    "the interval includes 0: no detectable effect at this size (see configs/organism_dpo.yaml for the "
                    "measured experiment)" if not excludes_zero(h.lo, h.hi) else
                    "the interval is below 0: DPO on RM_D pairs lowered acknowledgment against plain RM")
-        lines += ["", f"DPO(RM_D) − DPO(RM), acknowledgment on original prompts: {_pts(h.est, h.lo, h.hi)} points; {verdict}. "
-                  "A model-organism result (this project's synthetic problems and organisms), not a claim about real policies."]
+        lines += ["", f"DPO(RM_D) − DPO(RM), acknowledgment on original prompts: {_pts(h.est, h.lo, h.hi)} points; {verdict}."
+                  + _control(pooled) + " A model-organism result (this project's synthetic problems and organisms), "
+                  "not a claim about real policies."]
     return [*lines, ""]
+
+
+def _control(pooled: pd.DataFrame) -> str:
+    """What the counterfactual control says about the headline difference (empty without one)."""
+    c = pooled[(pooled["a"] == "rm_d") & (pooled["b"] == "rm") & (pooled["measure"] == "cf_ack_diff")]
+    if c.empty:
+        return ""
+    r = c.iloc[0]
+    if r.lo > 0:
+        return (f" The counterfactual control (no solution to acknowledge) moves too, {_pts(r.est, r.lo, r.hi)}: the "
+                "difference is in how often the policy mentions the book at all, not only where it used it.")
+    return f" The counterfactual control: {_pts(r.est, r.lo, r.hi)}."
 
 
 def _pair_stats(run: RunDir) -> list[str]:
