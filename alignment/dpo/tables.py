@@ -124,7 +124,8 @@ def _effects(run: RunDir) -> list[str]:
     seeds = int(pooled["seeds"].max())
     lines = [f"Effects in points with 95% paired bootstrap intervals over {int(pooled['examples'].max())} held-out examples"
              + (f" and {seeds} training seeds (crossed)" if seeds > 1 else "") + "; every evaluated response counts "
-             "(greedy and sampled), averaged per example:", "",
+             "(greedy and sampled), averaged per example. The judge's verdicts are taken as exact here: no human "
+             "labels cover dpo-eval's responses, so these intervals exclude the judge's error:", "",
              "| comparison | measure | pooled | per seed |", "|---|---|---|---|"]
     for r in pooled.itertuples(index=False):
         per = eff[(eff["comparison"] == r.comparison) & (eff["measure"] == r.measure) & (eff["scope"] != "pooled")]
