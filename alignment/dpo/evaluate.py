@@ -155,11 +155,14 @@ def aggregate(scores: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["decoding", "reward"], key=lambda s: s.map(ORDER) if s.name == "reward" else s).reset_index(drop=True)
 
 
-def ack_effects(resp: pd.DataFrame, prompt: str = "orig") -> pd.DataFrame:
+def ack_effects(resp: pd.DataFrame, prompt: str = "orig", effects: pd.DataFrame | None = None) -> pd.DataFrame:
     """Each trained reward variant's acknowledgment rate on `prompt` minus plain RM's and the base
-    policy's, pooled over seeds (`alignment.dpo.effects`), in the columns `compare` reads."""
+    policy's, pooled over seeds (`alignment.dpo.effects`), in the columns `compare` reads; pass
+    `effects` (an `effects_table` of `resp`) to reuse its rows instead of bootstrapping again."""
     from alignment.dpo.effects import effects_table
 
-    eff = effects_table(resp, measures=("ack_diff" if prompt == "orig" else "cf_ack_diff",), per_seed=False)
+    measure = "ack_diff" if prompt == "orig" else "cf_ack_diff"
+    eff = effects_table(resp, measures=(measure,), per_seed=False) if effects is None else effects
+    eff = eff[(eff["measure"] == measure) & (eff["scope"] == "pooled")]
     out = eff.rename(columns={"est": "diff", "lo": "low", "hi": "high"}).assign(prompt=prompt)
     return out[["comparison", "prompt", "diff", "low", "high", "p", "examples"]].reset_index(drop=True)

@@ -121,9 +121,7 @@ def load_policy(dcfg: DPOConfig, device: str) -> tuple[Any, Any]:
     from alignment.presets import resolve
 
     path = resolve(dcfg.model)
-    dtype = dcfg.dtype if dcfg.dtype != "auto" else ("bfloat16" if device == "cuda" else "float32")
-    if device == "cpu":
-        dtype = "float32"
+    dtype = "float32" if device == "cpu" else ("bfloat16" if dcfg.dtype == "auto" else dcfg.dtype)
     # Loaded on CPU: the Trainer (or accelerate, one process per GPU) places it.
     model = load_model(AutoModelForCausalLM, path, dtype, "cpu")
     return model, load_tokenizer(path)

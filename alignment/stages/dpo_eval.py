@@ -68,7 +68,7 @@ def dpo_eval(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
     write_parquet(folder / "data.parquet", scores)
     effects = effects_table(resp)
     write_text(folder / "effects.csv", effects.to_csv(index=False))
-    write_text(folder / "ack_effects.csv", ack_effects(resp).to_csv(index=False))
+    write_text(folder / "ack_effects.csv", ack_effects(resp, effects=effects).to_csv(index=False))
     agg = aggregate(scores)
     write_tables(agg, folder, ctx.task.metric_label)
     plot(agg, ctx.task.metric_label, folder / "dpo.png")
