@@ -4,8 +4,9 @@ One run per seed under `DIR/seed-<s>/` (default `DIR` = `runs/<name>-seeds/`), e
 `task.seed`, `generation.seed` and `attribution.seed` set to the seed: other examples, other
 samples and other counterfactual draws (best-of-N is exact over every N-subset, so it has no seed). The model
 organisms are the config's (trained once, cached), so the sweep measures the pipeline's spread
-over data and sampling, not over organism training. Runs stop after `bon` plus the report
-(`--full` runs every stage): the headline needs nothing later. Each run resumes like `alignment run`.
+over data and sampling, not over organism training. Runs stop after `bon`, the DPO stages (where
+the config turns DPO on: its effect is the sweep's second table) and the report; `--full` runs
+every stage (the audit too). Each run resumes like `alignment run`.
 
 The headline, per seed, on original prompts unless said otherwise, each a paired bootstrap
 over examples (95%):
@@ -47,7 +48,7 @@ from alignment.stats import ack_control, excludes_zero, paired_bootstrap
 from alignment.store import git_commit, read_parquet, write_text
 
 SEEDED = ("task.seed", "generation.seed", "attribution.seed")
-HEADLINE_STAGES = ("build", "generate", "receipts", "attribute", "score", "ack", "bon", "report")
+HEADLINE_STAGES = ("build", "generate", "receipts", "attribute", "score", "ack", "bon", "dpo-pairs", "dpo-train", "dpo-eval", "report")
 # Direction each criterion's difference must have for the headline to hold.
 CRITERIA = {"rm_d_vs_rm": +1, "control": +1}
 REPORTED = {"hide": -1, "control_all": +1}  # shown, not part of whether the headline holds
@@ -244,6 +245,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seeds", default="0-4", help=f"seeds, e.g. 0-4 or 0,3,7 (default 0-4); each run gets {', '.join(SEEDED)} = the seed, so --set of those is refused")
     p.add_argument("--out", help="sweep dir (default runs/<config name>-seeds/)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--full", action="store_true", help="run every stage, not only those the headline needs")
+    p.add_argument("--full", action="store_true", help="run every stage (the audit too), not only those the headline and the DPO effect need")
     p.add_argument("--quiet", action="store_true")
     p.set_defaults(func=cmd_sweep)
