@@ -147,24 +147,32 @@ def start_ray(cfg: ExecutorConfig) -> Any:
     return ray
 
 
+def ray_resources(cfg: ExecutorConfig) -> dict[str, Any]:
+    """What one Ray actor or task asks for."""
+    ask: dict[str, Any] = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus}
+    if cfg.memory_gb is not None:
+        ask["memory"] = int(cfg.memory_gb * 2**30)
+    return ask
+
+
+def user_error(e: Exception) -> Exception:
+    """A worker's `UserError` as itself (a bad input is one line wherever it was found), else `e`."""
+    return e.cause if isinstance(getattr(e, "cause", None), UserError) else e
+
+
 def _on_ray(cfg: ExecutorConfig, missing: list[int], path_of: Callable[[int], Path], load: Load,
             compute: Compute, done: Callable[[], None]) -> None:
     ray = start_ray(cfg)
     from ray.util import ActorPool
 
-    ask: dict[str, Any] = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus,
-                           "max_restarts": cfg.max_retries, "max_task_retries": cfg.max_retries}
-    if cfg.memory_gb is not None:
-        ask["memory"] = int(cfg.memory_gb * 2**30)
+    ask = {**ray_resources(cfg), "max_restarts": cfg.max_retries, "max_task_retries": cfg.max_retries}
     actors = [ray.remote(Replica).options(**ask).remote(load, compute) for _ in range(min(cfg.workers, len(missing)))]
     try:
         for i, rows in ActorPool(actors).map_unordered(lambda a, i: a.run.remote(i), missing):
             write_parquet(path_of(i), rows)  # this process stays the one writer of the run store
             done()
     except ray.exceptions.RayTaskError as e:  # a bad input inside a worker is still one line
-        if isinstance(e.cause, UserError):
-            raise e.cause from None
-        raise
+        raise user_error(e) from None
     finally:
         for a in actors:
             ray.kill(a)  # free the replicas' GPUs and memory for the next stage
@@ -208,13 +216,13 @@ def groups(missing: list[int], size: int) -> list[list[int]]:
     return [missing[k : k + size] for k in range(0, len(missing), size)]
 
 
-def _on_slurm(cfg: ExecutorConfig, missing: list[int], path_of: Callable[[int], Path], load: Load,
-              compute: Compute, done: Callable[[], None]) -> None:
+def slurm_executor(cfg: ExecutorConfig, folder: Path) -> Any:
+    """A submitit executor for job arrays whose tasks each ask for `cfg`'s resources (pickles and
+    logs in `folder`)."""
     try:
         import submitit
     except ImportError:
         raise UserError("executor.kind: slurm needs the cluster extra (pip install 'alignment[cluster]')") from None
-    folder = path_of(missing[0]).parent.parent / "submitit"  # logs and pickles beside the shards
     ex = submitit.AutoExecutor(folder=folder, cluster=None if cfg.cluster == "slurm" else "local")
     params: dict[str, Any] = {"timeout_min": cfg.time_min, "gpus_per_node": int(cfg.num_gpus),
                               "cpus_per_task": max(1, math.ceil(cfg.num_cpus)), "slurm_array_parallelism": cfg.workers}
@@ -223,6 +231,13 @@ def _on_slurm(cfg: ExecutorConfig, missing: list[int], path_of: Callable[[int], 
     if cfg.partition is not None:
         params["slurm_partition"] = cfg.partition
     ex.update_parameters(**params)
+    return ex
+
+
+def _on_slurm(cfg: ExecutorConfig, missing: list[int], path_of: Callable[[int], Path], load: Load,
+              compute: Compute, done: Callable[[], None]) -> None:
+    folder = path_of(missing[0]).parent.parent / "submitit"  # logs and pickles beside the shards
+    ex = slurm_executor(cfg, folder)
     parts = groups(missing, cfg.shards_per_task)
     jobs = ex.map_array(ShardGroup(path_of, load, compute), parts)
     for job, part in zip(jobs, parts, strict=True):

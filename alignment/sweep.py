@@ -32,15 +32,21 @@ work cost) and prints how many seeds hold.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from alignment.bench import cpu_name
 from alignment.bon import marked_headline
+from alignment.commands import _with_executor
 from alignment.config import parse_override
 from alignment.errors import UserError
+from alignment.executor import LOCAL, ExecutorConfig
+from alignment.fanout import run_each
 from alignment.judge.run_estimates import sweep_notes
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, locked_run, run_all
@@ -203,26 +209,74 @@ def sweep_dir(config: str, overrides: list[str], out: str | None) -> Path:
     return Path(out) if out else Path("runs") / f"{load_config(config, overrides).name}-seeds"
 
 
-def sweep(config: str, seeds: list[int], root: Path, overrides: list[str], full: bool, quiet: bool) -> pd.DataFrame:
-    stages = list(STAGE_NAMES) if full else list(HEADLINE_STAGES)
-    rows: list[dict] = []
-    dpo: list[dict] = []
-    for seed in seeds:
-        cfg = seed_config(config, overrides, seed)
-        with locked_run(cfg, root / f"seed-{seed}") as run:
-            run_all(cfg, run, quiet, stages)
-        seconds = sum(float((run.manifest(name) or {}).get("seconds") or 0.0) for name in stages)
-        for c in headline(run.path):
-            rows.append({"seed": seed, "criterion": c.name, "N": c.n, "estimate": c.estimate, "low": c.low, "high": c.high,
-                         "examples": c.examples, "holds": c.holds, "seconds": seconds})  # fmt: skip
-        dpo += dpo_rows(run.path, seed)
-        df = table(rows)  # written after every seed, so an interrupted sweep keeps what it measured
-        write_text(root / "sweep.csv", df.to_csv(index=False))
-        notes = sweep_notes({f"seed {s}": root / f"seed-{s}" for s in seeds})  # judge-error-aware figures (issue 36)
-        write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *dpo_markdown(dpo), *notes]))
-        if dpo:
-            write_text(root / "sweep_dpo.csv", pd.DataFrame(dpo).to_csv(index=False))
-    return table(rows)
+@dataclass(frozen=True)
+class SeedResult:
+    seed: int
+    rows: list[dict]  # the headline criteria, one row each
+    dpo: list[dict]  # DPO(RM_D) - DPO(RM), one row per measure; none without DPO
+
+
+def run_seed(cfg: RunConfig, seed: int, out: Path, stages: list[str], quiet: bool) -> SeedResult:
+    """One seed's run (resumed like `alignment run`) and its rows for the sweep's tables."""
+    with locked_run(cfg, out) as run:
+        run_all(cfg, run, quiet, stages)
+    seconds = sum(float((run.manifest(name) or {}).get("seconds") or 0.0) for name in stages)
+    rows = [{"seed": seed, "criterion": c.name, "N": c.n, "estimate": c.estimate, "low": c.low, "high": c.high,
+             "examples": c.examples, "holds": c.holds, "seconds": seconds} for c in headline(run.path)]  # fmt: skip
+    return SeedResult(seed, rows, dpo_rows(run.path, seed))
+
+
+@dataclass(frozen=True)
+class SeedRun:
+    """`run_seed` for one seed, shipped whole to a Ray task or a SLURM array task (`alignment.fanout`)."""
+
+    configs: dict[int, RunConfig]
+    root: Path
+    stages: tuple[str, ...]
+    quiet: bool
+    cwd: Path  # the driver's, so relative paths in the config mean the same on a worker that shares it
+
+    def __call__(self, seed: int) -> SeedResult:
+        here = contextlib.chdir(self.cwd) if self.cwd.is_dir() else contextlib.nullcontext()
+        with here:
+            return run_seed(self.configs[seed], seed, self.root / f"seed-{seed}", list(self.stages), self.quiet)
+
+    def checkpoint(self, seed: int) -> Any:
+        """submitit: a preempted or timed-out array task is requeued and its run resumes."""
+        import submitit
+
+        return submitit.helpers.DelayedSubmission(self, seed)
+
+
+def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, SeedResult]) -> pd.DataFrame:
+    """sweep.csv, sweep.md and sweep_dpo.csv from the seeds finished so far, in `seeds` order."""
+    finished = [done[s] for s in seeds if s in done]
+    df = table([r for res in finished for r in res.rows])
+    dpo = [r for res in finished for r in res.dpo]
+    write_text(root / "sweep.csv", df.to_csv(index=False))
+    notes = sweep_notes({f"seed {s}": root / f"seed-{s}" for s in seeds})  # judge-error-aware figures (issue 36)
+    write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *dpo_markdown(dpo), *notes]))
+    if dpo:
+        write_text(root / "sweep_dpo.csv", pd.DataFrame(dpo).to_csv(index=False))
+    return df
+
+
+def sweep(config: str, seeds: list[int], root: Path, overrides: list[str], full: bool, quiet: bool,
+          executor: ExecutorConfig = LOCAL) -> pd.DataFrame:
+    """One run per seed on `executor` (local: here, one after another; ray or slurm: each seed's
+    whole run one task, its stages in that task's process), the summary written as each finishes."""
+    stages = tuple(STAGE_NAMES) if full else HEADLINE_STAGES
+    inner = dataclasses.replace(executor, kind="local", address=None)  # a seed run's stages: in its own process
+    configs = {s: dataclasses.replace(seed_config(config, overrides, s), executor=inner) for s in seeds}
+    done: dict[int, SeedResult] = {}
+
+    def finished(result: SeedResult) -> None:  # written after every seed: an interrupted sweep keeps what it measured
+        done[result.seed] = result
+        write_summary(root, config, seeds, done)
+
+    where = root if executor.kind == "local" else root.absolute()  # a worker may start elsewhere
+    run_each(seeds, SeedRun(configs, where, stages, quiet, Path.cwd()), finished, where / "submitit", executor)
+    return table([r for s in seeds if s in done for r in done[s].rows])
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -233,7 +287,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if key in SEEDED or (len(parts) == 1 and isinstance(value, dict) and f"{key}.seed" in SEEDED and "seed" in value):
             raise UserError(f"sweep: --set {key} conflicts with --seeds, which sets {', '.join(SEEDED)} on every run")
     root = sweep_dir(args.config, args.overrides, args.out)
-    df = sweep(args.config, seeds, root, args.overrides, args.full, args.quiet)
+    executor = _with_executor(load_config(args.config, args.overrides), args).executor
+    df = sweep(args.config, seeds, root, args.overrides, args.full, args.quiet, executor)
     held = headline_holds(df)
     print(f"headline holds on {int(held.sum())} of {len(held)} seeds: {root / 'sweep.md'}")
     return 0
@@ -247,4 +302,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--full", action="store_true", help="run every stage (the audit too), not only those the headline and the DPO effect need")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--executor", choices=["local", "ray", "slurm"], default=None,
+                   help="where the seed runs go: local, one after another; ray, one Ray task per seed; slurm, one array "
+                        "task per seed (each run's stages in its own process; docs/cluster.md); wins over executor.kind")
+    p.add_argument("--address", default=None, metavar="ADDR", help="ray: the cluster to join, e.g. auto (default: a local one)")
     p.set_defaults(func=cmd_sweep)

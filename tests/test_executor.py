@@ -167,3 +167,69 @@ def test_local_needs_neither_ray_nor_submitit(tmp_path) -> None:
             "assert 'ray' not in sys.modules and 'submitit' not in sys.modules")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "p.parquet")], check=True, timeout=120)
     assert (tmp_path / "p.parquet").exists()
+
+
+# ------------------------------------------------------------------------ sweep fan-out (seeds)
+
+SWEEP_SEEDS = "0,3"
+
+
+def sweep(tmp: Path, llama: Path, *flags: str, executor: dict | None = None) -> Path:
+    """`alignment sweep` of a tiny config over two seeds; returns the sweep dir."""
+    from alignment.cli import main
+
+    cfg = {"name": "tiny", "task": {"name": "mathbook", "source": "synthetic", "n_examples": 2},
+           "generation": {"model": str(llama), "n_samples": 2, "max_new_tokens": 6, "batch_size": 8},
+           "reward": {"backend": "judge", "model": str(llama), "max_length": 2048},
+           "bon": {"ns": [1, 2]}, "executor": executor or {}}
+    (tmp / "tiny.yaml").write_text(yaml.safe_dump(cfg))
+    out = tmp / "sweep"
+    assert main(["sweep", str(tmp / "tiny.yaml"), "--seeds", SWEEP_SEEDS, "--out", str(out), "--quiet", *flags]) == 0
+    return out
+
+
+def sweep_table(out: Path) -> pd.DataFrame:
+    """sweep.csv without the seconds each run took (measured, so never equal across runs)."""
+    df = pd.read_csv(out / "sweep.csv")
+    assert (df["seconds"] > 0).all() and sorted(df["seed"].unique()) == [0, 3]
+    return df.drop(columns="seconds")
+
+
+def ran_elsewhere(out: Path) -> None:
+    """Each seed's run held its lock in another process, and ran its stages with the local executor."""
+    from alignment.store import LOCK_FILE
+
+    for seed in (0, 3):
+        assert int((out / f"seed-{seed}" / LOCK_FILE).read_text()) != os.getpid()
+        assert yaml.safe_load((out / f"seed-{seed}" / "config.yaml").read_text())["executor"]["kind"] == "local"
+
+
+@pytest.fixture(scope="module")
+def local_sweep(tmp_path_factory, tiny_llama_dir) -> pd.DataFrame:
+    return sweep_table(sweep(tmp_path_factory.mktemp("sweep-local"), tiny_llama_dir))
+
+
+def test_a_sweep_fanned_out_on_ray_gives_the_local_table_and_resumes(tmp_path, local_sweep, ray_cluster,
+                                                                      tiny_llama_dir) -> None:
+    ray = {"local_cpus": 2, "workers": 2, "num_cpus": 1}  # both seeds at once on the 2-CPU cluster
+    out = sweep(tmp_path, tiny_llama_dir, "--executor", "ray", executor=ray)
+    pd.testing.assert_frame_equal(sweep_table(out), local_sweep)
+    ran_elsewhere(out)
+    # Resume: a seed run missing its last stages finishes them only; the table is the same again.
+    generated = (out / "seed-3" / "generate" / "manifest.json").read_text()
+    for stage in ("bon", "report"):
+        (out / "seed-3" / stage / "manifest.json").unlink()
+    (out / "sweep.csv").unlink()
+    sweep(tmp_path, tiny_llama_dir, "--executor", "ray", executor=ray)
+    assert (out / "seed-3" / "generate" / "manifest.json").read_text() == generated  # not rerun
+    assert (out / "seed-3" / "bon" / "manifest.json").is_file()
+    pd.testing.assert_frame_equal(sweep_table(out), local_sweep)
+
+
+def test_a_sweep_fanned_out_as_a_slurm_array_gives_the_local_table(tmp_path, local_sweep, tiny_llama_dir) -> None:
+    pytest.importorskip("submitit")
+    slurm = {"kind": "slurm", "cluster": "local", "workers": 2, "time_min": 10}
+    out = sweep(tmp_path, tiny_llama_dir, executor=slurm)  # the config's executor.kind, no flag
+    pd.testing.assert_frame_equal(sweep_table(out), local_sweep)
+    ran_elsewhere(out)
+    assert len(list((out / "submitit").glob("*_log.out"))) == 2  # one array task per seed
