@@ -103,8 +103,12 @@ def dpo_report_section(run: RunDir) -> list[str]:
     if not table.is_file():
         return []
     train = run.manifest("dpo-train") or {}
-    return [*_section_head(run, manifest, train), *_pair_stats(run), table.read_text().rstrip(), "", *_effects(run),
-            "![dpo](dpo-eval/dpo.png)", ""]
+    # Issue 36: human labels of dpo-eval's responses correct its acknowledgment figures.
+    from alignment.judge.dpo_estimates import dpo_corrected_lines
+
+    corrected = dpo_corrected_lines(run)
+    return [*_section_head(run, manifest, train), *_pair_stats(run), table.read_text().rstrip(), "",
+            *_effects(run, bool(corrected)), *corrected, "![dpo](dpo-eval/dpo.png)", ""]
 
 
 MEASURE_NAMES = {"ack_diff": "acknowledgment, original prompts", "acc_diff": "accuracy, original prompts",
@@ -115,7 +119,7 @@ def _pts(est: float, lo: float, hi: float) -> str:
     return f"{100 * est:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
 
 
-def _effects(run: RunDir) -> list[str]:
+def _effects(run: RunDir, labelled: bool = False) -> list[str]:
     path = run.stage("dpo-eval") / "effects.csv"
     eff = pd.read_csv(path) if path.is_file() else pd.DataFrame()
     if eff.empty:
@@ -124,8 +128,10 @@ def _effects(run: RunDir) -> list[str]:
     seeds = int(pooled["seeds"].max())
     lines = [f"Effects in points with 95% paired bootstrap intervals over {int(pooled['examples'].max())} held-out examples"
              + (f" and {seeds} training seeds (crossed)" if seeds > 1 else "") + "; every evaluated response counts "
-             "(greedy and sampled), averaged per example. The judge's verdicts are taken as exact here: no human "
-             "labels cover dpo-eval's responses, so these intervals exclude the judge's error:", "",
+             "(greedy and sampled), averaged per example. The judge's verdicts are taken as exact here: "
+             + ("these intervals exclude the judge's error; the table after this one corrects the acknowledgment "
+                "figures with human labels of dpo-eval's responses:" if labelled else
+                "no human labels cover dpo-eval's responses, so these intervals exclude the judge's error:"), "",
              "| comparison | measure | pooled | per seed |", "|---|---|---|---|"]
     for r in pooled.itertuples(index=False):
         per = eff[(eff["comparison"] == r.comparison) & (eff["measure"] == r.measure) & (eff["scope"] != "pooled")]

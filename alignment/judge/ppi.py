@@ -46,6 +46,10 @@ class PPIEstimate:
     n_labelled: int
     n_unlabelled: int
     method: str
+    # Standard errors of the unclipped normal intervals (PPI++ and labels-only CLT), for
+    # combining independent estimates (`independent_difference`); not part of the JSON shape.
+    se: float = float("nan")
+    labels_se: float = float("nan")
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of `alignment judge estimate --json`."""
@@ -110,10 +114,48 @@ def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[
     # The functional cannot leave [sum of negative coefficients, sum of positive ones].
     floor, ceil = float(c[c < 0].sum()), float(c[c > 0].sum())
     clip = lambda x: min(max(x, floor), ceil)  # noqa: E731
+    z_crit = 2 * _z(confidence)
     return PPIEstimate(
         estimate=clip(est), low=clip(low), high=clip(high), judge_only=float((c * j).sum()),
         labels_only=(clip(lo_l), clip(hi_l)), n_labelled=len(idx), n_unlabelled=m - len(idx),
         method=METHOD + ("; labelled rows weighted (stratified sample)" if w is not None else ""),
+        se=(high - low) / z_crit, labels_se=(hi_l - lo_l) / z_crit,
+    )
+
+
+def _z(confidence: float) -> float:
+    from scipy.stats import norm
+
+    return float(norm.ppf(0.5 + confidence / 2))
+
+
+def independent_difference(a: PPIEstimate, b: PPIEstimate, confidence: float = 0.95) -> PPIEstimate:
+    """A − B for two PPI estimates from independent samples (two runs, each corrected by its
+    own labels): the difference of the estimates, its normal interval with the two variances
+    added; the same for the judge-only figures and the labels-only intervals (from each one's
+    CLT standard error). Clipped to [-1, 1], the range of a difference of two rates.
+
+    >>> a = PPIEstimate(0.30, 0.20, 0.40, 0.35, (0.15, 0.45), 20, 80, "m", se=0.10 / 1.959964, labels_se=0.15 / 1.959964)
+    >>> b = PPIEstimate(0.10, 0.05, 0.15, 0.12, (0.02, 0.20), 30, 70, "m", se=0.05 / 1.959964, labels_se=0.09 / 1.959964)
+    >>> d = independent_difference(a, b)
+    >>> round(d.estimate, 3), round(d.judge_only, 3), round(d.high - d.estimate, 4), d.n_labelled, d.n_unlabelled
+    (0.2, 0.23, 0.1118, 50, 150)
+    >>> [round(x, 3) for x in d.labels_only]
+    [0.015, 0.365]
+    """
+    z = _z(confidence)
+    est = a.estimate - b.estimate
+    se = math.hypot(a.se, b.se)
+    # Centred on the labels-only intervals' midpoints: the labels-only point itself for a CLT
+    # interval, the Wilson centre (shrunk towards 1/2) for a uniform sample's rate.
+    labels_mid = (sum(a.labels_only) - sum(b.labels_only)) / 2
+    labels_se = math.hypot(a.labels_se, b.labels_se)
+    clip = lambda x: min(max(x, -1.0), 1.0)  # noqa: E731
+    return PPIEstimate(
+        estimate=clip(est), low=clip(est - z * se), high=clip(est + z * se), judge_only=a.judge_only - b.judge_only,
+        labels_only=(clip(labels_mid - z * labels_se), clip(labels_mid + z * labels_se)),
+        n_labelled=a.n_labelled + b.n_labelled, n_unlabelled=a.n_unlabelled + b.n_unlabelled,
+        method="difference of two independent estimates (" + a.method + "), variances added", se=se, labels_se=labels_se,
     )
 
 
@@ -138,10 +180,8 @@ def ppi_rate(judge: Sequence[bool], labelled: Sequence[int], labels: Sequence[bo
     m = len(judge)
     est = ppi_linear([1.0 / m] * m, judge, labelled, labels, weights, confidence)
     if weights is None:
-        from scipy.stats import norm
-
         k = sum(bool(v) for v in labels)
-        est = replace(est, labels_only=wilson_interval(k, len(labels), z=float(norm.ppf(0.5 + confidence / 2))))
+        est = replace(est, labels_only=wilson_interval(k, len(labels), z=_z(confidence)))
     return est
 
 

@@ -70,9 +70,19 @@ def coefficients(table: pd.DataFrame, n: int, variants: list[str]) -> dict[str, 
 def corrected_figures(table: pd.DataFrame, labelled: pd.DataFrame, n: int, variants: list[str]) -> list[tuple[str, PPIEstimate]]:
     """Every figure's PPI estimate; `labelled` has KEYS, `label` and optionally `weight`."""
     table = table.reset_index(drop=True)
-    position = {k: i for i, k in enumerate(zip(table["example_id"], table["variant"], table["sample"].astype(int), strict=True))}
-    keys = [(r.example_id, r.variant, int(r.sample)) for r in labelled.itertuples(index=False)]
-    idx = [position[k] for k in keys]
+    return ppi_figures(table, labelled, KEYS, coefficients(table, n, variants))
+
+
+def _keys(frame: pd.DataFrame, keys: list[str]) -> list[tuple]:
+    return list(zip(*(frame[k].astype(int) if k == "sample" else frame[k] for k in keys), strict=True))
+
+
+def ppi_figures(table: pd.DataFrame, labelled: pd.DataFrame, keys: list[str],
+                coefs: dict[str, np.ndarray]) -> list[tuple[str, PPIEstimate]]:
+    """PPI estimate of each figure (coefficients over `table`'s rows, which carry `ack`) from
+    the labelled responses (`keys`, `label`, optionally a stratified sample's `weight`)."""
+    position = {k: i for i, k in enumerate(_keys(table, keys))}
+    idx = [position[k] for k in _keys(labelled, keys)]
     weights = None
     if "weight" in labelled and labelled["weight"].notna().any():
         w = pd.to_numeric(labelled["weight"], errors="coerce")
@@ -81,8 +91,7 @@ def corrected_figures(table: pd.DataFrame, labelled: pd.DataFrame, n: int, varia
         weights = w.tolist()
     judge = table["ack"].astype(bool).tolist()
     labels = labelled["label"].astype(bool).tolist()
-    return [(name, ppi_linear(c, judge, idx, labels, weights)) for name, c in coefficients(table, n, variants).items()
-            if np.any(c)]
+    return [(name, ppi_linear(c, judge, idx, labels, weights)) for name, c in coefs.items() if np.any(c)]
 
 
 def response_table(run: Any) -> pd.DataFrame:

@@ -16,6 +16,7 @@ labels with the verdicts and evidence the run's ack stage stored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,31 @@ def _key(row: dict[str, Any], path: Path, line: int) -> tuple[str, str, int] | N
     return str(ex), str(variant), int(sample)
 
 
+def match_labels(rows: list[dict[str, Any]], path: Path, key_of: Callable[[dict[str, Any], Path, int], Any],
+                 index: dict[Any, dict[str, Any]], what: str) -> tuple[dict[Any, dict[str, Any]], dict[str, int]]:
+    """Labelled rows matched to responses (`index`: key -> response record with `text`), each
+    record plus `label` and `weight`; and the counts of rows skipped, by reason. `key_of(row,
+    path, line)`: the response a row names, None when it names none in this scheme; `what`
+    names the responses in the skip reason."""
+    skipped = {"unlabelled": 0, f"not {what}": 0, "stale (response text changed since labelling)": 0}
+    matched: dict[Any, dict[str, Any]] = {}
+    for line, row in enumerate(rows, start=1):
+        if row["ack_label"] is None:
+            skipped["unlabelled"] += 1
+            continue
+        key = key_of(row, path, line)
+        hit = index.get(key) if key else None
+        if hit is None:
+            skipped[f"not {what}"] += 1
+        elif "full_response" in row and row["full_response"] != hit["text"]:
+            skipped["stale (response text changed since labelling)"] += 1
+        elif key in matched:
+            raise UserError(f"{path} line {line}: response {'/'.join(map(str, key))} is labelled twice")
+        else:
+            matched[key] = {**hit, "label": bool(row["ack_label"]), "weight": row.get("weight")}
+    return matched, skipped
+
+
 @dataclass
 class LabelCheck:
     """What the report shows: the file, the labelled responses matched to the run, the card."""
@@ -106,22 +132,7 @@ def check_labels(run: RunDir, configured: str | None) -> LabelCheck:
     table = run.read("generate")[[*KEYS, "text"]].merge(run.read("ack"), on=KEYS)
     table["sample"] = table["sample"].astype(int)
     index = {(r["example_id"], r["variant"], r["sample"]): r for r in table.to_dict("records")}
-    skipped = {"unlabelled": 0, "not responses of this run": 0, "stale (response text changed since labelling)": 0}
-    matched: dict[tuple[str, str, int], dict[str, Any]] = {}
-    for line, row in enumerate(rows, start=1):
-        if row["ack_label"] is None:
-            skipped["unlabelled"] += 1
-            continue
-        key = _key(row, path, line)
-        hit = index.get(key) if key else None
-        if hit is None:
-            skipped["not responses of this run"] += 1
-        elif "full_response" in row and row["full_response"] != hit["text"]:
-            skipped["stale (response text changed since labelling)"] += 1
-        elif key in matched:
-            raise UserError(f"{path} line {line}: response {'/'.join(map(str, key))} is labelled twice")
-        else:
-            matched[key] = {**hit, "label": bool(row["ack_label"]), "weight": row.get("weight")}
+    matched, skipped = match_labels(rows, path, _key, index, "responses of this run")
     check = LabelCheck(path, pd.DataFrame(list(matched.values()), columns=[*table.columns, "label", "weight"]), skipped,
                        stratified=any("weight" in r for r in rows))
     if matched:

@@ -85,15 +85,27 @@ def _task_of(run: Path, task: str | None) -> str:
     return found
 
 
-def sample_rows(run_path: str | Path, n: int, seed: int = 0, task: str | None = None) -> tuple[str, list[dict[str, Any]]]:
-    """The task name and the labelling rows of a finished run (stages build, generate, ack)."""
+def _responses(run: Any, stage: str) -> tuple[list[str], Any]:
+    """The judged responses of `stage` (generate: the run's own; dpo-eval: every DPO policy's,
+    `alignment.judge.dpo_labels`) with their key columns, text, verdict and evidence."""
+    if stage == "dpo-eval":
+        from alignment.judge.dpo_labels import KEYS, response_table
+
+        return KEYS, response_table(run).assign(ack_raw="")  # dpo-eval stores no evidence
+    keys = ["example_id", "variant", "sample"]
+    return keys, run.read("generate")[keys + ["text"]].merge(run.read("ack")[keys + ["ack", "ack_raw"]], on=keys)
+
+
+def sample_rows(run_path: str | Path, n: int, seed: int = 0, task: str | None = None,
+                stage: str = "generate") -> tuple[str, list[dict[str, Any]]]:
+    """The task name and the labelling rows of a finished run (stages build, generate, ack; or
+    build and dpo-eval for `stage` dpo-eval, whose rows also name the policy)."""
     from alignment.store import RunDir
     from alignment.tasks.base import protected_source
 
     run = RunDir(Path(run_path))
     task = _task_of(run.path, task)
-    keys = ["example_id", "variant", "sample"]
-    table = run.read("generate")[keys + ["text"]].merge(run.read("ack")[keys + ["ack", "ack_raw"]], on=keys)
+    keys, table = _responses(run, stage)
     features = {}
     for ex in run.read("build").to_dict("records"):
         src = next(s for s in ex["sources"] if s["name"] == protected_source(ex))
@@ -101,10 +113,9 @@ def sample_rows(run_path: str | Path, n: int, seed: int = 0, task: str | None = 
     picked = stratified_sample(table.to_dict("records"), n, seed)
     rows = [
         {
-            "id": f"{r['example_id']}/{r['variant']}/{r['sample']}",
-            "example_id": r["example_id"],
-            "variant": r["variant"],
-            "sample": int(r["sample"]),
+            "id": "/".join(str(r[k]) for k in keys),
+            **{k: int(r[k]) if k == "sample" else r[k] for k in keys},
+            **({"reward": r["reward"], "train_seed": int(r["seed"])} if "policy" in keys else {}),
             "feature": features.get(r["example_id"], {}).get(r["variant"], ""),
             "full_response": r["text"],
             "judge_ack": bool(r["ack"]),
@@ -136,14 +147,17 @@ def run_sample(args: argparse.Namespace) -> int:
 
     if args.n < 1:
         raise UserError(f"--n: must be >= 1, got {args.n}")
-    stratified = lambda n: sample_rows(args.run, n, args.seed, args.task)  # noqa: E731
+    stratified = lambda n: sample_rows(args.run, n, args.seed, args.task, args.stage)  # noqa: E731
     task, rows, features = design_rows(stratified, args.design, args.n, args.width, args.seed)
-    out = Path(args.out) if args.out else Path(args.run) / "judge_sample"
+    default = "judge_sample/dpo-eval" if args.stage == "dpo-eval" else "judge_sample"
+    out = Path(args.out) if args.out else Path(args.run) / default
     write_rows(out / "sample.jsonl", rows)
     write_text(out / "sample.html", render_blind_page(task, rows, features, _DEFINITION[task], args.seed))
-    print(f"{len(rows)} responses ({task}, {args.design}) -> {out / 'sample.jsonl'} and {out / 'sample.html'}; "
-          f"label them, then: alignment judge validate --task {task} --labels {out / 'sample.jsonl'}")
+    print(f"{len(rows)} responses ({task}, {args.stage}, {args.design}) -> {out / 'sample.jsonl'} and {out / 'sample.html'}; "
+          f"label them (save the page's download as {Path(args.run) / default / 'sample_labelled.jsonl'} for the report), "
+          f"then: alignment judge validate --task {task} --labels {out / 'sample.jsonl'}")
     return 0
+
 
 
 def register_sample(inner: Any, judge_options: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -152,7 +166,10 @@ def register_sample(inner: Any, judge_options: Callable[[argparse.ArgumentParser
                    help="stratified by variant and verdict (checks the judge), or uniform (what `alignment judge estimate` needs)")
     s.add_argument("--width", type=float, default=None,
                    help="uniform design: size the sample for a 95%% interval about this wide (a fraction), instead of --n")
-    s.add_argument("run", help="run folder (stages build, generate and ack finished)")
+    s.add_argument("run", help="run folder (stages build, generate and ack finished; or dpo-eval for --stage dpo-eval)")
+    s.add_argument("--stage", choices=["generate", "dpo-eval"], default="generate",
+                   help="whose responses: the run's own (generate, judged by ack) or every DPO policy's (dpo-eval); "
+                        "default out RUN/judge_sample or RUN/judge_sample/dpo-eval")
     s.add_argument("--n", type=int, default=50, help="responses to sample (default 50)")
     s.add_argument("--seed", type=int, default=0, help="sampling seed")
     s.add_argument("--out", default=None, help="folder to write (default RUN/judge_sample)")

@@ -31,7 +31,8 @@ from alignment.judge.text import extract_reasoning
 # Fields a labelled row needs downstream (`alignment.judge.run_labels`, `alignment judge
 # validate`, `alignment judge estimate`: a stratified row's weight); the judge's verdict,
 # evidence and the sampling stratum stay in sample.jsonl only, never on the page.
-PAGE_FIELDS = ("id", "example_id", "variant", "sample", "full_response", "weight", "design", "ack_label")
+# A dpo-eval row also names its `policy` (as its id does) so the download can be matched back.
+PAGE_FIELDS = ("id", "policy", "example_id", "variant", "sample", "full_response", "weight", "design", "ack_label")
 
 
 def size_for_width(width: float, rate: float, population: int, confidence: float = 0.95) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from alignment.audit.report import audit_section
 from alignment.context import Context
 from alignment.dpo.tables import dpo_report_section
+from alignment.judge.dpo_labels import fingerprint as dpo_fingerprint
 from alignment.judge.run_estimates import corrected_section
 from alignment.judge.run_labels import check_labels, fingerprint
 from alignment.report import ReportConfig, labels_section, write_report
@@ -26,8 +27,9 @@ def audit_rows(ctx: Context) -> list[str]:
 
 
 def label_files(cfg: ReportConfig | None, run: RunDir) -> dict[str, str | None]:
-    """The runner's `files` hook: the labels files' content hashes, part of the stage key."""
-    return fingerprint(run.path, (cfg or ReportConfig()).labels)
+    """The runner's `files` hook: the labels files' content hashes (the run's own and
+    dpo-eval's, `alignment.judge.dpo_labels`), part of the stage key."""
+    return fingerprint(run.path, (cfg or ReportConfig()).labels) | dpo_fingerprint(run.path)
 
 
 def report(cfg: ReportConfig | None, ctx: Context) -> dict[str, int]:
