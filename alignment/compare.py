@@ -20,6 +20,7 @@ import pandas as pd
 
 from alignment.dpo.compare import dpo_per_example, dpo_summary
 from alignment.errors import UserError
+from alignment.judge.compare_estimates import corrected_rows
 from alignment.judge.run_estimates import compare_notes
 from alignment.stats import excludes_zero, paired_bootstrap
 from alignment.store import RunDir, read_parquet, write_text
@@ -117,7 +118,8 @@ def _row(r: pd.Series) -> list[str]:
     if pd.isna(r["low"]):
         return [*values, f"{100 * r['diff']:+.1f} (no interval: {r['note']})", "n/a"]
     flag = "" if excludes_zero(r["low"], r["high"]) else " (includes 0)"
-    return [*values, f"{100 * r['diff']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]{flag}", f"{r['p']:.3f}"]
+    p = "n/a" if pd.isna(r["p"]) else f"{r['p']:.3f}"  # a corrected row has no p-value
+    return [*values, f"{100 * r['diff']:+.1f} [{100 * r['low']:+.1f}, {100 * r['high']:+.1f}]{flag}", p]
 
 
 HEAD = ["metric", "examples", "A", "B", "A − B, pts [95% CI]", "p"]
@@ -150,8 +152,10 @@ def compare_runs(path_a: Path, path_b: Path, out: Path) -> dict[str, Path]:
     a, b = per_example_metrics(path_a), per_example_metrics(path_b)
     metrics, dis = compare_tables(a, b)
     extra, notes = unpaired_rows(path_a, path_b, set(metrics["metric"]))
-    notes = [*notes, *compare_notes({"A": path_a, "B": path_b})]  # judge-error-aware figures per run
-    metrics = pd.concat([metrics.assign(note=""), extra], ignore_index=True) if not extra.empty else metrics.assign(note="")
+    corrected, why = corrected_rows(path_a, path_b)  # both runs labelled: A − B with the judge's error
+    notes = [*notes, *why, *compare_notes({"A": path_a, "B": path_b})]  # judge-error-aware figures per run
+    extra = [t for t in (extra, corrected) if not t.empty]
+    metrics = pd.concat([metrics.assign(note=""), *extra], ignore_index=True)
     n_shared = len(set(a.index) & set(b.index))
     names = (str(path_a), str(path_b))
     out.mkdir(parents=True, exist_ok=True)

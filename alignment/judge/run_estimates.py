@@ -134,21 +134,31 @@ def corrected_section(run: Any, check: Any, task: str | None) -> list[str]:
 
 def _run_note(name: str, path: Path) -> tuple[bool, str] | None:
     """(labelled, one line) for a run dir: its corrected figures, or that it has no labels."""
-    from alignment.judge.run_labels import check_labels
     from alignment.store import RunDir
 
     run = RunDir(path)
     if not (run.stage("ack") / "data.parquet").is_file():
         return None
-    check = check_labels(run, None)
-    if check.card is None or check.rows.empty:
+    figures = run_figures(run)
+    if not figures:
         return False, f"Run {name}: no human labels, so its acknowledgment figures and their differences exclude the judge's error."
-    table = response_table(run)
-    n = marked_headline(run.read("bon")) if (run.stage("bon") / "data.parquet").is_file() else 1
-    figures = corrected_figures(table, check.rows, n, _variants(table))
     shown = "; ".join(f"{k} {_fmt(e, '−' in k)} (judge only {_pct(e.judge_only) if '−' not in k else f'{100 * e.judge_only:+.1f} pts'})"
                       for k, e in figures)
     return True, f"Run {name}, corrected for the judge's error by {figures[0][1].n_labelled} human labels (PPI++, 95%): {shown}."
+
+
+def run_figures(run: Any) -> list[tuple[str, PPIEstimate]]:
+    """A run dir's corrected figures from its default label files; [] without the ack stage or labels."""
+    from alignment.judge.run_labels import check_labels
+
+    if not (run.stage("ack") / "data.parquet").is_file():
+        return []
+    check = check_labels(run, None)
+    if check.card is None or check.rows.empty:
+        return []
+    table = response_table(run)
+    n = marked_headline(run.read("bon")) if (run.stage("bon") / "data.parquet").is_file() else 1
+    return corrected_figures(table, check.rows, n, _variants(table))
 
 
 def compare_notes(names: dict[str, Path]) -> list[str]:
