@@ -61,7 +61,8 @@ def params_b(model: str) -> float:
 
 @dataclass
 class Inputs:
-    """Every throughput and length the projection needs; each is a flag (`--help` says which is measured)."""
+    """Every throughput and length the projection needs; each but `ref_params_b` is a flag (`--help` says
+    which is measured and which assumed)."""
 
     decode_tok_s: list[float] = field(default_factory=lambda: [94.0, 749.0, 4000.0])  # scenarios; issue 41
     detail_tok_s: float = 749.0  # the scenario broken down stage by stage
