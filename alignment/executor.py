@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import math
 import os
 from collections.abc import Callable, Iterator
@@ -33,8 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from alignment.config import check, doc
-from alignment.errors import UserError
+from alignment.config import check, doc, from_dict, short
+from alignment.errors import UserError, did_you_mean
 from alignment.store import write_parquet
 
 Rows = list[dict[str, Any]]
@@ -51,10 +52,15 @@ class ExecutorConfig:
     address: str | None = doc("ray: the cluster to join (e.g. auto or ray://head:10001); null starts a local one. "
                               "`--address` overrides it.", None)
     local_cpus: int | None = doc("ray: CPUs of the local cluster started when address is null (null: all).", None)
-    workers: int = doc("ray: model replicas (actors), each loaded once; slurm: array tasks running at once.", 1)
-    num_gpus: float = doc("GPUs per worker (ray actor or slurm array task); slurm needs a whole number.", 0.0)
+    workers: int = doc("ray: model replicas (actors), each loaded once; slurm: array tasks running at once; "
+                       "`sweep`: seed runs at once.", 1)
+    num_gpus: float = doc("GPUs per worker (ray actor or slurm array task; under `sweep`, per seed run); "
+                          "slurm needs a whole number.", 0.0)
     num_cpus: float = doc("CPUs per worker (ray actor or slurm array task).", 1.0)
     memory_gb: float | None = doc("Memory per worker in GiB (ray: a scheduling request; slurm: --mem); null: none asked.", None)
+    stages: dict[str, dict[str, Any]] = doc(
+        "Per-stage overrides of workers, num_gpus, num_cpus and memory_gb, e.g. {score: {num_gpus: 2}}; the stages "
+        "with shards: generate, score, audit, dpo-eval. A stage not named uses the fields above.", factory=dict)
     max_retries: int = doc("ray: restarts of a dead worker and retries of its shard before the stage fails.", 3)
     partition: str | None = doc("slurm: the partition (null: the cluster's default).", None)
     time_min: int = doc("slurm: time limit of one array task in minutes (a timed-out task requeues and resumes).", 240)
@@ -73,6 +79,47 @@ class ExecutorConfig:
         check(self.kind != "slurm" or float(self.num_gpus).is_integer(), "num_gpus",
               f"slurm allocates whole GPUs, got {self.num_gpus}")
         check(self.address is None or bool(self.address.strip()), "address", "must not be empty (null starts a local cluster)")
+        check(isinstance(self.stages, dict), "stages", f"expected a mapping of stage names, got {short(self.stages)}")
+        self.stages = {name: _stage_fields(name, fields) for name, fields in self.stages.items()}
+        for name in self.stages:
+            self.for_stage(name)  # the merged request is checked too (e.g. slurm's whole GPUs)
+
+    def for_stage(self, name: str) -> ExecutorConfig:
+        """This executor with stage `name`'s overrides applied (the runner enters each stage with it).
+
+        >>> ExecutorConfig(num_gpus=1, stages={"score": {"num_gpus": 2}}).for_stage("score").num_gpus
+        2.0
+        """
+        over = self.stages.get(name)
+        if not over:
+            return self
+        try:
+            return dataclasses.replace(self, stages={}, **over)
+        except UserError as e:
+            raise UserError(f"stages.{name}.{e}") from None
+
+
+# Stages that hand shards to `run_shards` (generate's sampling is also audit's and dpo-eval's),
+# and the fields one of them may set for itself.
+SHARDED = ("generate", "score", "audit", "dpo-eval")
+STAGE_FIELDS = ("workers", "num_gpus", "num_cpus", "memory_gb")
+
+
+def _stage_fields(name: Any, fields: Any) -> dict[str, Any]:
+    """One `executor.stages` entry, checked and typed (`num_gpus: 2` becomes 2.0).
+
+    >>> _stage_fields("scor", {})
+    Traceback (most recent call last):
+    alignment.errors.UserError: stages: 'scor' is not a stage with shards (did you mean 'score'?); those are generate, score, audit, dpo-eval
+    """
+    check(name in SHARDED, "stages", f"{short(name)} is not a stage with shards{did_you_mean(str(name), SHARDED)}; "
+          f"those are {', '.join(SHARDED)}")
+    check(isinstance(fields, dict), f"stages.{name}", f"expected a mapping of {', '.join(STAGE_FIELDS)}, got {short(fields)}")
+    for key in fields:
+        check(key in STAGE_FIELDS, f"stages.{name}",
+              f"unknown key {short(key)}{did_you_mean(str(key), STAGE_FIELDS)}; a stage sets {', '.join(STAGE_FIELDS)}")
+    parsed = from_dict(ExecutorConfig, fields, f"stages.{name}")  # types and ranges, as for the fields above
+    return {key: getattr(parsed, key) for key in fields}
 
 
 LOCAL = ExecutorConfig()

@@ -208,7 +208,7 @@ def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: 
     run.invalidate(stage.name)  # no old manifest may vouch for data rewritten below
     started = time.time()
     ctx = context(stage, cfg, run, quiet, key)
-    with executing(cfg.executor):  # where its shards run; the rows, and so the key, do not depend on it
+    with executing(cfg.executor.for_stage(name)):  # where its shards run; the rows, and so the key, do not depend on it
         counts = stage.fn(getattr(cfg, stage.section) if stage.section else None, ctx)
     manifest = run.finish(stage.name, key, started, counts, models=ctx.models, extra=ctx.extra)
     if not quiet:

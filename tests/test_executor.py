@@ -135,7 +135,8 @@ def test_the_executor_is_in_no_stage_key(tmp_path, tiny_llama_dir) -> None:
     """So a run started locally resumes on Ray or SLURM from the shards it has."""
     run = RunDir(tmp_path)
     local = from_dict(RunConfig, {"generation": {"model": str(tiny_llama_dir)}})
-    ray = from_dict(RunConfig, {"generation": {"model": str(tiny_llama_dir)}, "executor": RAY})
+    ray = from_dict(RunConfig, {"generation": {"model": str(tiny_llama_dir)},
+                                "executor": {**RAY, "stages": {"score": {"num_gpus": 2}}}})
     for name in ("build", "generate", "score", "dpo-eval"):
         assert stage_key(get_stage(name), local, run) == stage_key(get_stage(name), ray, run)
 
@@ -156,6 +157,50 @@ def test_the_flags_win_over_the_config_and_bad_values_are_one_line(tmp_path) -> 
         load_config(None, ["executor.kind=rey"])
     with pytest.raises(UserError, match="executor.num_gpus: slurm allocates whole GPUs"):
         load_config(None, ["executor.kind=slurm", "executor.num_gpus=0.5"])
+
+
+def test_each_stage_runs_with_its_own_resources(tmp_path, monkeypatch, tiny_llama_dir, tiny_classifier_dir) -> None:
+    """`executor.stages.score` changes what score's shards ask for, and nothing else's."""
+    from alignment.executor import SHARDED, current
+    from alignment.generation import sampling
+    from alignment.runner import STAGE_NAMES
+    from alignment.stages import score
+
+    assert set(SHARDED) <= set(STAGE_NAMES)
+
+    seen: dict[str, ExecutorConfig] = {}
+    for stage, module in (("generate", sampling), ("score", score)):
+
+        def recorded(*args, stage=stage, real=module.run_shards, **kwargs):
+            seen[stage] = current()  # what run_shards will use
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(module, "run_shards", recorded)
+    stages = {"score": {"workers": 2, "num_cpus": 2, "memory_gb": 3}}
+    run_pipeline(tmp_path, tiny_llama_dir, tiny_classifier_dir, {"num_cpus": 1, "stages": stages})
+    assert (seen["generate"].workers, seen["generate"].num_cpus, seen["generate"].memory_gb) == (1, 1.0, None)
+    assert (seen["score"].workers, seen["score"].num_cpus, seen["score"].memory_gb) == (2, 2.0, 3.0)
+
+
+def test_the_stage_resources_example_in_the_docs_loads() -> None:
+    text = (Path(__file__).resolve().parents[1] / "docs" / "cluster.md").read_text()
+    block = text.split("```yaml\n", 1)[1].split("```", 1)[0]
+    executor = from_dict(RunConfig, yaml.safe_load(block)).executor
+    assert executor.for_stage("score").num_gpus == 0.5 and executor.for_stage("generate").num_gpus == 1
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("executor.stages.scor.num_gpus=1", r"executor.stages: 'scor' is not a stage with shards \(did you mean 'score'\?\)"),
+    ("executor.stages.ack.num_gpus=1", "executor.stages: 'ack' is not a stage with shards; those are generate, score"),
+    ("executor.stages.score.num_gpu=1", r"executor.stages.score: unknown key 'num_gpu' \(did you mean 'num_gpus'\?\)"),
+    ("executor.stages.score.partition=gpu", "executor.stages.score: unknown key 'partition'; a stage sets workers"),
+    ("executor.stages.score.workers=0", "executor.stages.score.workers: must be at least 1"),
+    ("executor.stages.score=2", "executor.stages.score: expected a mapping"),
+    ("executor.stages.score.num_gpus=0.5", "executor.stages.score.num_gpus: slurm allocates whole GPUs"),
+])
+def test_bad_stage_resources_are_one_line(override: str, message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        load_config(None, ["executor.kind=slurm", override])
 
 
 def test_local_needs_neither_ray_nor_submitit(tmp_path) -> None:
