@@ -47,6 +47,7 @@ from alignment.config import parse_override
 from alignment.errors import UserError
 from alignment.executor import LOCAL, ExecutorConfig
 from alignment.fanout import run_each
+from alignment.judge.dpo_estimates import dpo_sweep_notes
 from alignment.judge.run_estimates import sweep_notes
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, locked_run, run_all
@@ -220,7 +221,7 @@ def run_seed(cfg: RunConfig, seed: int, out: Path, stages: list[str], quiet: boo
     """One seed's run (resumed like `alignment run`) and its rows for the sweep's tables."""
     with locked_run(cfg, out) as run:
         run_all(cfg, run, quiet, stages)
-    seconds = sum(float((run.manifest(name) or {}).get("seconds") or 0.0) for name in stages)
+    seconds = sum(run.seconds(name) for name in stages)
     rows = [{"seed": seed, "criterion": c.name, "N": c.n, "estimate": c.estimate, "low": c.low, "high": c.high,
              "examples": c.examples, "holds": c.holds, "seconds": seconds} for c in headline(run.path)]  # fmt: skip
     return SeedResult(seed, rows, dpo_rows(run.path, seed))
@@ -254,7 +255,8 @@ def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, See
     df = table([r for res in finished for r in res.rows])
     dpo = [r for res in finished for r in res.dpo]
     write_text(root / "sweep.csv", df.to_csv(index=False))
-    notes = sweep_notes({f"seed {s}": root / f"seed-{s}" for s in seeds})  # judge-error-aware figures (issue 36)
+    runs = {f"seed {s}": root / f"seed-{s}" for s in seeds}
+    notes = sweep_notes(runs) + dpo_sweep_notes(runs)  # judge-error-aware figures (issue 36)
     write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *dpo_markdown(dpo), *notes]))
     if dpo:
         write_text(root / "sweep_dpo.csv", pd.DataFrame(dpo).to_csv(index=False))

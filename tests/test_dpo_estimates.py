@@ -163,3 +163,21 @@ def test_sample_without_dpo_eval_is_one_line(tmp_path: Path, capsys: pytest.Capt
     run = fake_run(tmp_path / "run", n_examples=2, n_samples=2)
     assert main(["judge", "sample", str(run.path), "--stage", "dpo-eval", "--task", "mathbook"]) == 2
     assert "stage 'dpo-eval' has not run yet" in capsys.readouterr().err
+
+
+def test_sweep_notes_on_the_dpo_table(run: RunDir, tmp_path: Path) -> None:
+    from alignment.judge.dpo_estimates import dpo_sweep_notes
+
+    missing = {"seed 2": tmp_path / "not-run-yet"}
+    assert dpo_sweep_notes(missing) == []  # no dpo-eval anywhere: the sweep has no DPO table to qualify
+    runs = {"seed 0": run.path, "seed 1": shutil.copytree(run.path, tmp_path / "other"), **missing}
+    (none,) = dpo_sweep_notes(runs)
+    assert none.startswith("No run of this sweep has human labels of its dpo-eval responses: the DPO table's intervals "
+                           "exclude the judge's error") and "--stage dpo-eval --design uniform" in none
+    _label(run, _sample(run, "--design", "uniform", "--n", "60"))
+    notes = dpo_sweep_notes(runs)
+    figures = {name: (j, e) for name, j, e, _ in dpo_figures(response_table(run), read_dpo_labels(run).rows)}
+    j, e = figures["rm_d − rm, original prompts"]
+    assert len(notes) == 1 and notes[0].startswith("Run seed 0, DPO(RM_D) − DPO(RM) corrected for the judge's error by 60")
+    assert f"original prompts {100 * e.estimate:+.1f} pts [{100 * e.low:+.1f}, {100 * e.high:+.1f}] (judge only {100 * j:+.1f} pts)" in notes[0]
+    assert "counterfactual prompts" in notes[0]

@@ -2,7 +2,7 @@
 
     alignment judge --task mathbook --input IN.jsonl --output OUT.jsonl [--judge keyword]
     alignment judge validate --task biasqa [--labels FILE] [--json] [--part look|sealed] [--judge llm]
-    alignment judge sample RUN [--n 50] [--out DIR]   (a labelling sample; validate reads it back)
+    alignment judge sample RUN [--n 50] [--out DIR] [--stage dpo-eval]   (a labelling sample; validate reads it back)
     alignment judge estimate --judged J.jsonl --labels L.jsonl [--json]   (rate corrected by labels)
 
 Input rows need `full_response` (other fields are kept); output rows add `ack` (bool),

@@ -19,6 +19,7 @@ would be read as zero.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -136,3 +137,29 @@ def dpo_corrected_lines(run: Any) -> list[str]:
         head = _signed(e.estimate) if signed else _pct(e.estimate)
         out.append(f"| {name} | {judge} | {head} {_ci(e.low, e.high, signed)} | {_ci(*e.labels_only, signed=signed)} | {n} |")
     return [*out, ""]
+
+
+def dpo_sweep_notes(runs: dict[str, Path]) -> list[str]:
+    """`alignment sweep`'s lines on the DPO table: each run's DPO(RM_D) − DPO(RM) corrected by
+    labels of its dpo-eval responses, else (where dpo-eval ran) that its intervals exclude the
+    judge's error; nothing when no run has dpo-eval responses."""
+    from alignment.store import RunDir
+
+    ran, lines = 0, []
+    for name, path in runs.items():
+        run = RunDir(path)
+        if not (run.stage("dpo-eval") / "responses.parquet").is_file():
+            continue
+        ran += 1
+        labels = read_dpo_labels(run)
+        if labels.path is None or len(labels.rows) < MIN_SIDE:
+            continue
+        got = [f"{prompt} {_signed(e.estimate)} {_ci(e.low, e.high, True)} (judge only {_signed(j)})"
+               for figure, j, e, _ in dpo_figures(response_table(run), labels.rows)
+               if e is not None and (prompt := figure.removeprefix("rm_d − rm, ")) != figure]
+        lines.append(f"Run {name}, DPO(RM_D) − DPO(RM) corrected for the judge's error by {len(labels.rows)} human labels "
+                     f"of its dpo-eval responses (PPI++, 95%, over responses): {'; '.join(got) or 'n/a (too few labels)'}.")
+    if ran and not lines:
+        return ["No run of this sweep has human labels of its dpo-eval responses: the DPO table's intervals exclude "
+                "the judge's error (label a random sample with `alignment judge sample RUN --stage dpo-eval --design uniform`)."]
+    return lines

@@ -13,6 +13,8 @@ drawn), because a stratified sample's plain accuracy is not the run's accuracy. 
 `ack_label: null`; `validate` skips rows still null. `--design uniform [--width W]` draws the
 uniform sample that the prediction-powered estimate needs instead, and the page is blind to the
 judge's verdict and the prompt variant (`alignment.judge.sample_design`).
+`--stage dpo-eval` samples the DPO policies' responses instead (`alignment.judge.dpo_labels`),
+into RUN/judge_sample/dpo-eval/; the page hides the policy too.
 """
 
 from __future__ import annotations
