@@ -157,6 +157,12 @@ class RunDir:
             return None
         return m if isinstance(m, dict) and isinstance(m.get("key"), str) else None
 
+    def seconds(self, name: str) -> float:
+        """Seconds the stage's work took: its manifest's, or the `training_seconds` it records for
+        finished work it reused from an earlier call (dpo-train's runs), whichever is larger."""
+        m = self.manifest(name) or {}
+        return max(float(m.get("seconds") or 0.0), float(m.get("training_seconds") or 0.0))
+
     def key(self, name: str) -> str | None:
         m = self.manifest(name)
         return m.get("key") if m else None

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -413,3 +414,23 @@ def test_report_reads_the_control_beside_the_effect(tmp_path: Path) -> None:
     assert "control (no solution to acknowledge) moves too, +35.0" in text
     pd.DataFrame(rows[:1] + [{**rows[1], "lo": -0.05}]).to_csv(folder / "effects.csv", index=False)
     assert "moves too" not in "\n".join(dpo_report_section(run))
+
+
+def test_a_resumed_dpo_train_still_reports_what_training_cost(tmp_path: Path) -> None:
+    """A finished run skipped on resume keeps its training record: the manifest's speed fields and
+    the seconds the run's summary counts come from it, not from the near-zero resumed call."""
+    from alignment.stages.dpo_train import speed
+
+    rows = pd.DataFrame([
+        {"status": "skipped", "seconds": 700.0, "train_seconds": 600.0, "train_tokens": 60000, "ref_computed": 50, "ref_reused": 0},
+        {"status": "trained", "seconds": 300.0, "train_seconds": 200.0, "train_tokens": 20000, "ref_computed": 5, "ref_reused": 45},
+        {"status": "no_pairs", "seconds": None, "train_seconds": None, "train_tokens": None, "ref_computed": None, "ref_reused": None},
+    ])
+    s = speed(rows)
+    assert s == {"train_tokens_per_second": 100.0, "ref_logps_computed": 55, "ref_logps_reused": 45,
+                 "runs_trained_now": 1, "training_seconds": 1000.0}
+    run = RunDir(tmp_path)
+    run.finish("dpo-train", "k", started=time.time(), rows={}, extra=s)
+    assert run.seconds("dpo-train") == 1000.0  # the reused runs' cost, not the resumed call's
+    run.finish("generate", "k", started=time.time() - 5, rows={})
+    assert 5.0 <= run.seconds("generate") < 6.0 and run.seconds("score") == 0.0

@@ -30,7 +30,7 @@ from alignment.dpo.tables import plot, write_tables
 from alignment.errors import UserError
 from alignment.judge import make_judge
 from alignment.stages.ack import judge_task
-from alignment.store import RunDir, write_parquet, write_text
+from alignment.store import write_parquet, write_text
 
 
 def held_out(cfg: DPOConfig, ctx: Context) -> pd.DataFrame:
@@ -47,11 +47,6 @@ def held_out(cfg: DPOConfig, ctx: Context) -> pd.DataFrame:
         raise UserError(f"dpo.eval_split: {len(shared)} evaluated examples also gave training pairs (e.g. {shared[0]}); "
                         "evaluate on a split that gives no pairs")
     return examples
-
-
-def run_seconds(run: RunDir, stages: list[str]) -> float:
-    """Seconds the run's finished stages took, from their manifests."""
-    return sum(float((run.manifest(s) or {}).get("seconds", 0.0)) for s in stages)
 
 
 def dpo_eval(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
@@ -73,7 +68,7 @@ def dpo_eval(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
     write_tables(agg, folder, ctx.task.metric_label)
     plot(agg, ctx.task.metric_label, folder / "dpo.png")
     before = ["build", "generate", "attribute", "score", "ack", "dpo-pairs", "dpo-train"]
-    seconds = run_seconds(ctx.run, before) + time.time() - started
+    seconds = sum(ctx.run.seconds(s) for s in before) + time.time() - started
     write_text(folder / "summary.json", json.dumps(summary(effects, seconds), indent=2) + "\n")
     ctx.models["policy"] = str(cfg.model)
     ctx.extra |= {"judge": judge_cfg.name, "metric": ctx.task.metric_label, "eval_n_samples": cfg.eval_n_samples,

@@ -17,19 +17,23 @@ from alignment.dpo.pairs import read_split
 from alignment.dpo.train import run_name, train_one
 from alignment.store import write_parquet
 
-SPEED = ("train_seconds", "train_tokens", "train_tokens_per_second", "setup_seconds", "ref_computed", "ref_reused")
+SPEED = ("seconds", "train_seconds", "train_tokens", "train_tokens_per_second", "setup_seconds", "ref_computed", "ref_reused")
 
 
 def speed(df: pd.DataFrame) -> dict[str, Any]:
-    """Training tokens per second over the runs trained by this call, and how many reference
-    log-probabilities were computed and reused (the manifest's record of the shared reference)."""
-    done = df[df["status"] == "trained"] if len(df) else df
+    """Training tokens per second over every finished run, trained by this call or reused from an
+    earlier one (a finished run keeps its record in `result.json`), how many reference
+    log-probabilities were computed and reused, and the seconds the runs took when they trained:
+    a resumed stage that skips finished runs still reports what the training cost."""
+    done = df[df["train_seconds"].notna()] if len(df) and "train_seconds" in df else df.iloc[:0]
     if done.empty:
         return {}
     secs, tokens = float(done["train_seconds"].sum()), float(done["train_tokens"].sum())
     return {"train_tokens_per_second": round(tokens / secs, 1) if secs > 0 else None,
             "ref_logps_computed": int(done["ref_computed"].fillna(0).sum()),
-            "ref_logps_reused": int(done["ref_reused"].fillna(0).sum())}
+            "ref_logps_reused": int(done["ref_reused"].fillna(0).sum()),
+            "runs_trained_now": int((done["status"] == "trained").sum()),
+            "training_seconds": round(float(done["seconds"].fillna(0).sum()), 1)}
 
 
 def dpo_train(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
