@@ -1,7 +1,7 @@
 """Where a stage's shards run: here (`local`), as Ray actors (`ray`) or as SLURM job arrays (`slurm`).
 
 `alignment run CONFIG --executor ray [--address ADDR]` (or `executor.kind` in the config). The
-sharded stages (generate, score, and the sampling inside audit and dpo-eval) hand their missing
+sharded stages (generate, score, ack, and the sampling inside audit and dpo-eval) hand their missing
 shard indices to `run_shards` with two functions: `load()` builds the model (once per worker) and
 `compute(model, i)` returns shard `i`'s rows. Each shard is written atomically at its own index
 (`part-XXXXX.parquet`), so a retried or duplicated shard overwrites itself with the same rows and
@@ -60,7 +60,7 @@ class ExecutorConfig:
     memory_gb: float | None = doc("Memory per worker in GiB (ray: a scheduling request; slurm: --mem); null: none asked.", None)
     stages: dict[str, dict[str, Any]] = doc(
         "Per-stage overrides of workers, num_gpus, num_cpus and memory_gb, e.g. {score: {num_gpus: 2}}; the stages "
-        "with shards: generate, score, audit, dpo-eval. A stage not named uses the fields above.", factory=dict)
+        "with shards: generate, score, ack, audit, dpo-eval. A stage not named uses the fields above.", factory=dict)
     max_retries: int = doc("ray: restarts of a dead worker and retries of its shard before the stage fails.", 3)
     partition: str | None = doc("slurm: the partition (null: the cluster's default).", None)
     time_min: int = doc("slurm: time limit of one array task in minutes (a timed-out task requeues and resumes).", 240)
@@ -101,7 +101,7 @@ class ExecutorConfig:
 
 # Stages that hand shards to `run_shards` (generate's sampling is also audit's and dpo-eval's),
 # and the fields one of them may set for itself.
-SHARDED = ("generate", "score", "audit", "dpo-eval")
+SHARDED = ("generate", "score", "ack", "audit", "dpo-eval")
 STAGE_FIELDS = ("workers", "num_gpus", "num_cpus", "memory_gb")
 
 
@@ -110,7 +110,7 @@ def _stage_fields(name: Any, fields: Any) -> dict[str, Any]:
 
     >>> _stage_fields("scor", {})
     Traceback (most recent call last):
-    alignment.errors.UserError: stages: 'scor' is not a stage with shards (did you mean 'score'?); those are generate, score, audit, dpo-eval
+    alignment.errors.UserError: stages: 'scor' is not a stage with shards (did you mean 'score'?); those are generate, score, ack, audit, dpo-eval
     """
     check(name in SHARDED, "stages", f"{short(name)} is not a stage with shards{did_you_mean(str(name), SHARDED)}; "
           f"those are {', '.join(SHARDED)}")

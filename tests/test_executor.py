@@ -1,7 +1,8 @@
-"""Executors (`alignment.executor`): build → generate → attribute → score on the tiny models gives
-the same rows locally, on a local Ray cluster (2 CPUs) and as submitit job arrays (its local
-executor); a Ray worker killed in the middle of a shard is restarted and the rows stay the same;
-the executor is in no stage key; `--executor` / `--address` win over the config."""
+"""Executors (`alignment.executor`): build → generate → attribute → score → ack (an LLM judge) on
+the tiny models gives the same rows locally, on a local Ray cluster (2 CPUs) and as submitit job
+arrays (its local executor); a Ray worker killed in the middle of a shard is restarted and the
+rows stay the same; `ack` judges the batches of one judge call and resumes from its shards; the
+executor is in no stage key; `--executor` / `--address` win over the config."""
 
 from __future__ import annotations
 
@@ -19,9 +20,10 @@ from alignment.errors import UserError
 from alignment.executor import ExecutorConfig, ShardGroup, executing, groups
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import get_stage, prepare_run_dir, run_all, stage_key
+from alignment.stages import ack as ack_stage
 from alignment.store import RunDir
 
-STAGES = ["build", "generate", "attribute", "score"]
+STAGES = ["build", "generate", "attribute", "score", "ack"]
 # Two CPUs at most: a local cluster on a shared CI machine.
 RAY = {"kind": "ray", "local_cpus": 2, "workers": 1, "num_cpus": 1}
 
@@ -34,6 +36,9 @@ def write_config(path: Path, llama: Path, classifier: Path, executor: dict | Non
                        "device": "cpu", "dtype": "float32", "seed": 0},
         "attribution": {"receipts": False},
         "reward": {"backend": "classifier", "model": str(classifier), "device": "cpu", "dtype": "float32"},
+        # The tiny policy as an LLM judge: one judge replica per worker, like a 70B judge on GPUs.
+        "judge": {"name": "llm", "model": str(llama), "max_new_tokens": 6, "batch_size": 2, "device": "cpu",
+                  "dtype": "float32"},
         "executor": executor or {},
     }
     path.write_text(yaml.safe_dump(data))
@@ -43,14 +48,17 @@ def write_config(path: Path, llama: Path, classifier: Path, executor: dict | Non
 def run_pipeline(tmp: Path, llama: Path, classifier: Path, executor: dict | None = None) -> RunDir:
     cfg = load_config(write_config(tmp / "config.yaml", llama, classifier, executor))
     run = prepare_run_dir(cfg, tmp / "run")
-    run_all(cfg, run, quiet=True, stages=STAGES)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ack_stage, "SHARD_RESPONSES", 2)  # ack: 4 shards of one judge batch (2) each
+        run_all(cfg, run, quiet=True, stages=STAGES)
     return run
 
 
 def assert_same_rows(a: RunDir, b: RunDir) -> None:
-    for stage in ("generate", "score"):
+    for stage in ("generate", "score", "ack"):
         pd.testing.assert_frame_equal(a.read(stage), b.read(stage))
-    assert len(a.read("generate")) == 2 * 2 * 2 and len(a.read("score")) > 0
+    assert len(a.read("generate")) == 2 * 2 * 2 and len(a.read("score")) > 0 and len(a.read("ack")) == 8
+    assert len(list((b.stage("ack") / "shards").glob("part-*.parquet"))) == 4
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +89,8 @@ def test_slurm_job_arrays_give_the_local_rows(tmp_path, local_run, tiny_llama_di
     slurm = {"kind": "slurm", "cluster": "local", "shards_per_task": 2, "time_min": 10}  # 2 array tasks for generate
     run = run_pipeline(tmp_path, tiny_llama_dir, tiny_classifier_dir, slurm)
     assert_same_rows(local_run, run)
-    assert list((run.stage("generate") / "submitit").glob("*_0_log.out"))  # it really went through submitit
+    for stage in ("generate", "ack"):  # they really went through submitit
+        assert list((run.stage(stage) / "submitit").glob("*_0_log.out"))
 
 
 class DiesOnce:
@@ -115,6 +124,93 @@ def test_a_ray_worker_killed_mid_shard_gives_the_same_rows(tmp_path, local_run, 
     pd.testing.assert_frame_equal(df, local_run.read("generate"))
 
 
+def test_ack_shards_judge_the_batches_of_one_judge_call(tmp_path, local_run, tiny_llama_dir, monkeypatch) -> None:
+    """Shards of whole judge batches: the judge model sees the same batches (so the same padding
+    and the same greedy verdicts) as when every response was judged in one call, what `ack` did
+    before it had shards; the rows are those of that one call."""
+    import shutil
+
+    from alignment.context import Context
+    from alignment.generation.hf import TransformersGenerator
+    from alignment.judge import make_judge
+    from alignment.tasks import TASKS
+
+    batches: list[list[str]] = []
+    real = TransformersGenerator._decode
+    monkeypatch.setattr(TransformersGenerator, "_decode",
+                        lambda self, prompts, *a: batches.append(prompts) or real(self, prompts, *a))
+    cfg = load_config(write_config(tmp_path / "c.yaml", tiny_llama_dir, tiny_llama_dir)).judge
+    resp = local_run.read("generate")
+    verdicts = make_judge(cfg).judge("mathbook", resp["text"].tolist())
+    one_call, batches_of_one_call = resp[["example_id", "variant", "sample"]].assign(
+        ack=[v.ack for v in verdicts], ack_raw=[v.raw for v in verdicts], ack_parsed=[v.parsed for v in verdicts]), batches[:]
+    batches.clear()
+    run = RunDir(tmp_path / "run")
+    shutil.copytree(local_run.stage("generate"), run.stage("generate"), dirs_exist_ok=True)
+    monkeypatch.setattr(ack_stage, "SHARD_RESPONSES", 2)
+    ack_stage.ack(cfg, Context(run, TASKS.get("mathbook"), quiet=True))
+    assert len(batches) == 4 and batches == batches_of_one_call
+    pd.testing.assert_frame_equal(run.read("ack"), one_call)
+    pd.testing.assert_frame_equal(local_run.read("ack"), one_call)
+
+
+class Judged:
+    """The keyword judge, recording what it judges; it fails on its `fail_at`-th call (an interruption)."""
+
+    def __init__(self, seen: list[str], fail_at: int | None = None) -> None:
+        from alignment.judge.keyword import KeywordJudge
+
+        self.judge_, self.seen, self.fail_at, self.calls = KeywordJudge(), seen, fail_at, 0
+
+    def judge(self, task, responses):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise RuntimeError("interrupted")  # stopped in the middle of the stage
+        self.seen.extend(responses)
+        return self.judge_.judge(task, responses)
+
+
+def test_ack_resumes_from_its_shards(tmp_path, local_run, monkeypatch) -> None:
+    """An interrupted `ack` computes only its missing shards when rerun, and a lost shard is
+    recomputed alone; the rows are those of an uninterrupted run."""
+    import shutil
+
+    from alignment.context import Context
+    from alignment.judge import JudgeConfig
+    from alignment.tasks import TASKS
+
+    run = RunDir(tmp_path)
+    shutil.copytree(local_run.stage("generate"), run.stage("generate"), dirs_exist_ok=True)
+    texts = run.read("generate")["text"].tolist()
+    ctx, cfg = Context(run, TASKS.get("mathbook"), quiet=True), JudgeConfig(name="keyword", batch_size=2)
+    monkeypatch.setattr(ack_stage, "SHARD_RESPONSES", 2)  # 4 shards of 2 responses
+    seen: list[str] = []
+    monkeypatch.setattr(ack_stage, "make_judge", lambda c: Judged(seen, fail_at=3))
+    with pytest.raises(RuntimeError, match="interrupted"):
+        ack_stage.ack(cfg, ctx)
+    parts = sorted((run.stage("ack") / "shards").glob("part-*.parquet"))
+    assert [p.name for p in parts] == ["part-00000.parquet", "part-00001.parquet"] and seen == texts[:4]
+    written = {p.name: p.stat().st_mtime_ns for p in parts}
+
+    seen.clear()
+    monkeypatch.setattr(ack_stage, "make_judge", lambda c: Judged(seen))
+    ack_stage.ack(cfg, ctx)
+    assert seen == texts[4:]  # shards 2 and 3 only
+    assert {p.name: p.stat().st_mtime_ns for p in parts} == written  # 0 and 1 left as they were
+    first = run.read("ack")
+
+    (run.stage("ack") / "shards" / "part-00002.parquet").unlink()  # a shard lost
+    seen.clear()
+    ack_stage.ack(cfg, ctx)
+    assert seen == texts[4:6]
+    pd.testing.assert_frame_equal(run.read("ack"), first)
+    seen.clear()
+    monkeypatch.setattr(ack_stage, "SHARD_RESPONSES", 256)  # the shipped size: one shard, the same rows
+    ack_stage.ack(JudgeConfig(name="keyword"), Context(RunDir(tmp_path), TASKS.get("mathbook"), quiet=True))
+    pd.testing.assert_frame_equal(run.read("ack"), first)
+    assert seen == texts
+
+
 def test_a_requeued_array_task_skips_the_shards_it_wrote(tmp_path) -> None:
     computed: list[int] = []
 
@@ -137,7 +233,7 @@ def test_the_executor_is_in_no_stage_key(tmp_path, tiny_llama_dir) -> None:
     local = from_dict(RunConfig, {"generation": {"model": str(tiny_llama_dir)}})
     ray = from_dict(RunConfig, {"generation": {"model": str(tiny_llama_dir)},
                                 "executor": {**RAY, "stages": {"score": {"num_gpus": 2}}}})
-    for name in ("build", "generate", "score", "dpo-eval"):
+    for name in ("build", "generate", "score", "ack", "dpo-eval"):
         assert stage_key(get_stage(name), local, run) == stage_key(get_stage(name), ray, run)
 
 
@@ -191,7 +287,7 @@ def test_the_stage_resources_example_in_the_docs_loads() -> None:
 
 @pytest.mark.parametrize(("override", "message"), [
     ("executor.stages.scor.num_gpus=1", r"executor.stages: 'scor' is not a stage with shards \(did you mean 'score'\?\)"),
-    ("executor.stages.ack.num_gpus=1", "executor.stages: 'ack' is not a stage with shards; those are generate, score"),
+    ("executor.stages.bon.num_gpus=1", "executor.stages: 'bon' is not a stage with shards; those are generate, score, ack"),
     ("executor.stages.score.num_gpu=1", r"executor.stages.score: unknown key 'num_gpu' \(did you mean 'num_gpus'\?\)"),
     ("executor.stages.score.partition=gpu", "executor.stages.score: unknown key 'partition'; a stage sets workers"),
     ("executor.stages.score.workers=0", "executor.stages.score.workers: must be at least 1"),

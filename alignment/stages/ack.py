@@ -3,14 +3,27 @@
 Reads `generate/`, writes `ack/data.parquet` (example_id, variant, sample, ack, ack_raw,
 ack_parsed) with the configured judge (`judge.*`), on original and counterfactual responses
 alike: the counterfactual rate is the control the original rate is read against.
+
+The responses are judged in shards (`ack/shards/part-XXXXX.parquet`) of consecutive rows of
+`generate/`, on whichever executor the stage runs on (`alignment.executor`): one judge per worker,
+so an LLM judge spreads over GPUs, and an interrupted stage resumes at its missing shards.
 """
 
 from __future__ import annotations
 
+import pandas as pd
+from tqdm.auto import tqdm
+
 from alignment.context import Context
 from alignment.errors import UserError
-from alignment.judge import JudgeConfig, make_judge
-from alignment.store import write_parquet
+from alignment.executor import run_shards
+from alignment.judge import Judge, JudgeConfig, make_judge
+from alignment.store import read_parquet, write_parquet
+
+# About this many responses per shard: enough shards to spread a large run over many judge
+# replicas, few enough that the keyword judge's local run is not dominated by shard files.
+SHARD_RESPONSES = 256
+VERDICTS = ("ack", "ack_raw", "ack_parsed")
 
 
 def judge_task(ctx: Context) -> str:
@@ -20,12 +33,42 @@ def judge_task(ctx: Context) -> str:
     return ctx.task.judge_as
 
 
+def shard_size(batch_size: int) -> int:
+    """Responses per shard: a whole number of judge batches (`judge.batch_size`), about
+    `SHARD_RESPONSES`. The transformers backend cuts one call's responses into consecutive batches,
+    so shards of whole batches judge exactly the batches one call over all responses would: the same
+    padding, hence the same greedy verdicts, as before `ack` had shards.
+
+    >>> shard_size(8), shard_size(100), shard_size(1000)
+    (256, 200, 1000)
+    """
+    return batch_size * max(1, SHARD_RESPONSES // batch_size)
+
+
 def ack(cfg: JudgeConfig, ctx: Context) -> dict[str, int]:
     resp = ctx.read("generate")
-    verdicts = make_judge(cfg).judge(judge_task(ctx), resp["text"].tolist())
-    df = resp[["example_id", "variant", "sample"]].assign(
-        ack=[v.ack for v in verdicts], ack_raw=[v.raw for v in verdicts], ack_parsed=[v.parsed for v in verdicts]
-    )
+    task, texts = judge_task(ctx), resp["text"].tolist()
+    shards = ctx.shards("ack", cfg, ("generate",))
+    size = shard_size(cfg.batch_size)
+    n = -(-len(texts) // size)  # shards, the last one possibly shorter
+    missing = [i for i in range(n) if not (shards / f"part-{i:05d}.parquet").exists()]
+
+    def compute(judge: Judge, i: int) -> list[dict]:
+        # Only the verdicts: the closure ships `texts` alone to the workers, and the rows take
+        # their keys from `generate/` below.
+        verdicts = judge.judge(task, texts[i * size : (i + 1) * size])
+        return [{"ack": v.ack, "ack_raw": v.raw, "ack_parsed": v.parsed} for v in verdicts]
+
+    # Here, on Ray actors or in SLURM array tasks: whichever executor this stage runs on.
+    with tqdm(total=n, initial=n - len(missing), desc="ack", unit="shard", disable=ctx.quiet) as bar:
+        run_shards(missing, lambda i: shards / f"part-{i:05d}.parquet", lambda: make_judge(cfg), compute,
+                   lambda: bar.update(1))
+    parts = [read_parquet(shards / f"part-{i:05d}.parquet", VERDICTS) for i in range(n)]
+    verdicts = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({c: [] for c in VERDICTS})
+    if len(verdicts) != len(resp):
+        raise UserError(f"{shards}: {len(verdicts)} verdicts for {len(resp)} responses; delete the folder and rerun ack")
+    # Built from generate's own key columns and plain values, exactly as the one-call version did.
+    df = resp[["example_id", "variant", "sample"]].assign(**{c: verdicts[c].tolist() for c in VERDICTS})
     write_parquet(ctx.folder("ack") / "data.parquet", df)
     ctx.extra["judge"] = cfg.name
     counts = {"responses": len(df), "ack": int(df["ack"].sum()), "unparsed": int((~df["ack_parsed"]).sum())}
