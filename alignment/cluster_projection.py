@@ -11,8 +11,9 @@ reward model, then `ack` with the paper's judge (`alignment.judge.paper_config`)
 - a stage whose replica needs g GPUs gets k // g workers and does not fit when g > k;
 - the stages of a config run in sequence; configs run one after another, each stage on all k GPUs
   (with more shards than workers, running configs side by side changes only the load and tail);
-- `ack` is not sharded: it runs in the driver process on one judge replica (docs/cluster.md); the
-  "ack sharded" column is what it would take if it were (not implemented);
+- `ack` runs as the code runs it since adee9c9 (docs/cluster.md): shards of
+  `alignment.stages.ack.shard_size(judge.batch_size)` responses, one judge replica per worker, so
+  the TP=4 paper judge (`executor.stages.ack.num_gpus: 4`) has k // 4 workers;
 - time = tokens / tokens-per-second; decode rates are the batch-16 rates quoted in issue 41 at
   Llama-3.1-8B shape, scaled to other models by parameters per GPU (bandwidth-bound decoding);
   prefill (scoring, the judge reading) runs at `peak_tflops x mfu` over 2 x parameters FLOPs/token.
@@ -26,7 +27,7 @@ import math
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -160,24 +161,21 @@ class Stage:
     per_shard_s: float
     load_s: float
     gpus_per_replica: int
-    sharded: bool = True
 
     def wall_s(self, gpus: int) -> float | None:
         """Seconds on `gpus` GPUs; None when one replica does not fit."""
         workers = gpus // self.gpus_per_replica
         if workers == 0:
             return None
-        return stage_wall_s(self.shards, self.per_shard_s, self.load_s, workers if self.sharded else 1)
+        return stage_wall_s(self.shards, self.per_shard_s, self.load_s, workers)
 
-    def as_sharded(self, batch: int) -> Stage:
-        """The same calls cut into shards of `batch` (what a sharded `ack` would be).
+    def as_one_call(self) -> Stage:
+        """The same work as one shard on one replica: `ack` before adee9c9, one judge call in the driver.
 
-        >>> Stage("c", "ack", 100, 1.0, 60.0, 4, sharded=False).as_sharded(16).shards
-        7
+        >>> Stage("c", "ack", 7, 10.0, 60.0, 4).as_one_call().wall_s(32)  # 60 s load + 70 s of calls
+        130.0
         """
-        n = math.ceil(self.shards / batch)  # equal shards: the same total work
-        return Stage(self.config, self.name, n, self.per_shard_s * self.shards / n if n else 0.0,
-                     self.load_s, self.gpus_per_replica, True)
+        return replace(self, shards=min(self.shards, 1), per_shard_s=self.shards * self.per_shard_s)
 
 
 def scoring_tokens(prompt: float, response: float, per_prompt: int, speedup: float = 0.0) -> float:
@@ -213,25 +211,38 @@ def config_stages(grid: Any, inp: Inputs, tok_s: float) -> list[Stage]:
     tp, jp = judge.tensor_parallel_size, params_b(judge.model)
     read = (grid.rubric_chars / inp.chars_per_token + inp.response_tokens) / prefill_rate(inp.peak_tflops, inp.mfu, jp, tp)
     per_call = read + inp.judge_out_tokens / decode_rate(tok_s, inp.ref_params_b, jp, tp)
-    stages.append(Stage(grid.name, "ack", grid.responses, per_call,
-                        load_seconds(jp, tp, inp.load_fixed_s, inp.load_gb_s), tp, sharded=False))
+    n = ack_shards(grid.responses, judge.batch_size)
+    stages.append(Stage(grid.name, "ack", n, per_call * grid.responses / max(n, 1),  # equal shards, same total work
+                        load_seconds(jp, tp, inp.load_fixed_s, inp.load_gb_s), tp))
     return stages
+
+
+def ack_shards(responses: int, judge_batch: int) -> int:
+    """Shards `ack` cuts `responses` into, by the stage's own `shard_size` (the last may be shorter).
+
+    >>> from alignment.stages.ack import shard_size
+    >>> ack_shards(4080, 8) == math.ceil(4080 / shard_size(8)), ack_shards(0, 8)
+    (True, 0)
+    """
+    from alignment.stages import ack
+
+    return math.ceil(responses / ack.shard_size(judge_batch))
 
 
 def grid_wall_s(stages: Sequence[Stage], gpus: int) -> float | None:
     """Stages in sequence: the sum of their wall times; None if any does not fit.
 
-    >>> s = [Stage("c", "generate", 10, 2.0, 30.0, 1), Stage("c", "ack", 100, 1.0, 60.0, 4, sharded=False)]
-    >>> grid_wall_s(s, 8), grid_wall_s(s, 2)  # (30 + 2 rounds x 2) + (60 + 100 calls x 1, one replica)
-    (194.0, None)
+    >>> s = [Stage("c", "generate", 10, 2.0, 30.0, 1), Stage("c", "ack", 10, 8.0, 60.0, 4)]
+    >>> grid_wall_s(s, 8), grid_wall_s(s, 2)  # (30 + 2 rounds x 2) + (60 + 5 rounds x 8 on 2 judges)
+    (134.0, None)
     """
     walls = [s.wall_s(gpus) for s in stages]
     return None if any(w is None for w in walls) else sum(w for w in walls if w is not None)
 
 
 def project(grids: Sequence[Any], inp: Inputs) -> dict[str, Any]:
-    """Hours for each decode scenario and GPU count (ack as the code runs it, sharded, and left out),
-    and the stage-by-stage detail of `inp.detail_tok_s`."""
+    """Hours for each decode scenario and GPU count (ack as the code runs it, as one call on one
+    judge as before adee9c9, and left out), and the stage-by-stage detail of `inp.detail_tok_s`."""
     def hours(stages: list[Stage], k: int) -> float | None:
         w = grid_wall_s(stages, k)
         return None if w is None else w / 3600
@@ -239,10 +250,10 @@ def project(grids: Sequence[Any], inp: Inputs) -> dict[str, Any]:
     rows = []
     for tok_s in inp.decode_tok_s:
         stages = [s for g in grids for s in config_stages(g, inp, tok_s)]
-        sharded = [s.as_sharded(16) if not s.sharded else s for s in stages]
+        one_judge = [s.as_one_call() if s.name == "ack" else s for s in stages]
         no_ack = [s for s in stages if s.name != "ack"]
         rows.append({"decode_tok_s": tok_s, "hours": {k: hours(stages, k) for k in inp.gpus},
-                     "hours_ack_sharded": {k: hours(sharded, k) for k in inp.gpus},
+                     "hours_one_judge": {k: hours(one_judge, k) for k in inp.gpus},
                      "hours_without_ack": {k: hours(no_ack, k) for k in inp.gpus}})
     detail = [asdict(s) | {"hours": {k: (None if (w := s.wall_s(k)) is None else w / 3600) for k in inp.gpus}}
               for g in grids for s in config_stages(g, inp, inp.detail_tok_s)]

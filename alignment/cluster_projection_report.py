@@ -72,16 +72,29 @@ def _scenario(tok_s: float) -> str:
     return f"{tok_s:,.0f}: " + SCENARIOS.get(tok_s, "from --decode-tok-s")
 
 
-def hours_tables(result: dict[str, Any], gpus: list[int]) -> list[str]:
+def ack_shard_text() -> str:
+    """How `ack` shards the paper judge's work, from the stage's own `shard_size`."""
+    from alignment.judge.base import paper_config
+    from alignment.stages.ack import SHARD_RESPONSES, shard_size
+
+    j = paper_config()
+    return (f"shards of {shard_size(j.batch_size)} responses (`shard_size(judge.batch_size={j.batch_size})`, "
+            f"`SHARD_RESPONSES` = {SHARD_RESPONSES}), one {j.model} replica on {j.tensor_parallel_size} GPUs per worker")
+
+
+def hours_tables(result: dict[str, Any], gpus: list[int], detail_tok_s: float) -> list[str]:
     head = "| Llama-3.1-8B decode tokens/s at batch 16 | " + " | ".join(f"{k} GPU{'s' * (k > 1)}" for k in gpus) + " |"
     out = []
-    for key, title in (("hours", "As the code runs today (`ack` on one judge replica, in the driver)"),
-                       ("hours_ack_sharded", "If `ack` were sharded over the GPUs (not implemented)"),
+    for key, title in (("hours", f"As the code runs now (`ack` sharded since adee9c9: {ack_shard_text()})"),
                        ("hours_without_ack", "`generate` and `score` only (`ack` left out)")):
         out += [f"{title}:", "", head, "|---" * (len(gpus) + 1) + "|"]
         out += [f"| {_scenario(r['decode_tok_s'])} | " + " | ".join(_h(r[key][k]) for k in gpus) + " |"
                 for r in result["scenarios"]]
         out.append("")
+    row = next((r for r in result["scenarios"] if r["decode_tok_s"] == detail_tok_s), result["scenarios"][0])
+    old = ", ".join(f"{h:,.1f} h on {k} GPU{'s' * (k > 1)}" for k in gpus if (h := row["hours_one_judge"][k]) is not None)
+    out += [f"For contrast, the code before adee9c9 ran `ack` as one call on one judge replica in the driver: "
+            f"at {row['decode_tok_s']:,.0f} tokens/s the same model gives {old}.", ""]
     return out
 
 
@@ -89,8 +102,7 @@ def detail_table(result: dict[str, Any], gpus: list[int]) -> list[str]:
     out = ["| config | stage | shards | s per shard | load s | GPUs per replica | "
            + " | ".join(f"h on {k}" for k in gpus) + " |", "|---" * (6 + len(gpus)) + "|"]
     for d in result["detail"]:
-        how = "" if d["sharded"] else " (one replica)"
-        out.append(f"| {d['config']} | {d['name']}{how} | {d['shards']:,} | {_s(d['per_shard_s'])} | {d['load_s']:.0f} "
+        out.append(f"| {d['config']} | {d['name']} | {d['shards']:,} | {_s(d['per_shard_s'])} | {d['load_s']:.0f} "
                    f"| {d['gpus_per_replica']} | " + " | ".join(_h(d['hours'][k]) for k in gpus) + " |")
     return out
 
@@ -132,6 +144,9 @@ def inputs_table(inp: Any) -> list[str]:
         ("judge", f"{j.model}, TP={j.tensor_parallel_size}, {inp.judge_out_tokens:g} tokens per call",
          "`alignment.judge.paper_config()`; the paper configs leave `judge` at its keyword default; "
          f"tokens per call from --judge-out-tokens (judge.max_new_tokens is {j.max_new_tokens}: an upper bound)"),
+        ("`ack` shards", ack_shard_text(), "`alignment.stages.ack.shard_size` (the code); one judge per worker with "
+         f"`executor.stages.ack.num_gpus: {j.tensor_parallel_size}` (docs/cluster.md), so k GPUs run "
+         f"k // {j.tensor_parallel_size} judges"),
         ("reward models", ", ".join(inp.reward_models),
          "assumption from issue 39 (\"two Skywork reward models\"); the paper configs leave `reward` at its default"),
         ("model load", f"{inp.load_fixed_s:g} s + bf16 weights at {inp.load_gb_s:g} GB/s per GPU", "assumption"),
@@ -181,7 +196,9 @@ def caveats(grids: list[Any]) -> str:
 - Not projected: `build`, `attribute`, `bon` and `report` (CPU, seconds), and `dpo-pairs`, `dpo-train`,
   `dpo-eval`, `audit` and ReasonBench. No per-step time of those stages has been measured at paper shape.
 - The judge's Llama-3.3-70B runs with TP=4 (`paper_config`): on fewer than 4 GPUs it does not fit in
-  bf16, so totals with `ack` read "does not fit" there (a quantised judge on one GPU is not projected)."""
+  bf16, so totals with `ack` read "does not fit" there (a quantised judge on one GPU is not projected).
+- Sharded `ack` with a vLLM judge on TP=4 workers (`executor.stages.ack.num_gpus: 4`) has not run on a
+  GPU cluster (docs/cluster.md); its times here are the model's, like every other stage's."""
 
 
 def markdown(result: dict[str, Any], grids: list[Any], inp: Any) -> str:
@@ -190,7 +207,7 @@ def markdown(result: dict[str, Any], grids: list[Any], inp: Any) -> str:
              "earlier session, from the paper configs' sizes counted in the public datasets, and from assumptions",
              "that are named below. Model and assumptions: `alignment/cluster_projection.py` (module docstring).", "",
              "Produced by:", "", "```", result["command"], "```", "", "## Projected wall time (hours)", ""]
-    lines += hours_tables(result, inp.gpus)
+    lines += hours_tables(result, inp.gpus, inp.detail_tok_s)
     lines += [f"## Stage by stage at {inp.detail_tok_s:,.0f} decode tokens/s", ""] + detail_table(result, inp.gpus)
     lines += ["", "## The grid", ""] + sizes_table(grids, inp.response_tokens) + [""]
     lines += [f"- {g.name}: " + "; ".join(g.sources) for g in grids]

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from test_tasks import GOOD_MATH, bias_dir, write_jsonl
 
 from alignment.cluster_projection import main, stage_wall_s
+from alignment.stages import ack as ack_stage
+from alignment.stages.ack import shard_size
 
 MATH_CFG = """name: paper_mathbook_tiny
 task: {name: mathbook, source: hub, splits: [train, test], n_examples: 0}
@@ -29,7 +31,7 @@ generation: {backend: vllm, model: llama-3.2-3b-instruct, n_samples: 2, greedy: 
 def tiny_grid(tmp_path: Path) -> list[str]:
     """Two paper configs (and a DPO snippet, which is no run), AQuA-RAT test only, Winogender."""
     configs = tmp_path / "configs"
-    configs.mkdir()
+    configs.mkdir(parents=True)
     (configs / "paper_mathbook_tiny.yaml").write_text(MATH_CFG)
     (configs / "paper_biasqa_tiny.yaml").write_text(BIAS_CFG)
     (configs / "paper_dpo_tiny.yaml").write_text("dpo: {seeds: [0]}\n")
@@ -75,10 +77,13 @@ def test_json_projection_of_a_tiny_grid_and_a_run_dir(tmp_path: Path, capsys) ->
     load = 60 + 2 * 8.03 / 2.0
     assert math.isclose(gen["hours"]["4"], (load + 9 * per_shard) / 3600)
     assert math.isclose(gen["hours"]["1"], (load + 35 * per_shard) / 3600)
-    # The 70B judge needs 4 GPUs: totals with ack do not fit on 1, totals without it do.
+    # The 70B judge needs 4 GPUs: totals with ack do not fit on 1, totals without it do. On 4 GPUs
+    # one judge runs: sharded ack takes what one call on one judge took.
     for row in res["scenarios"]:
         assert row["hours"]["1"] is None and row["hours_without_ack"]["1"] > 0
-        assert row["hours"]["4"] >= row["hours_ack_sharded"]["4"] > row["hours_without_ack"]["4"]
+        assert math.isclose(row["hours"]["4"], row["hours_one_judge"]["4"]) and row["hours"]["4"] > row["hours_without_ack"]["4"]
+    ack_ = next(d for d in res["detail"] if d["config"] == "paper_mathbook_tiny" and d["name"] == "ack")
+    assert ack_["shards"] == math.ceil(140 / shard_size(8)) and ack_["gpus_per_replica"] == 4
     slow, fast = res["scenarios"][0], res["scenarios"][-1]  # 94 and 4,000 tokens/s
     assert slow["hours"]["4"] > fast["hours"]["4"]
     [m] = res["measured"]
@@ -109,6 +114,25 @@ def test_bad_inputs_are_one_line_and_exit_2(tmp_path: Path, capsys) -> None:
     (bad / "generate" / "manifest.json").write_text("{}")
     assert main([*args, "--run", str(bad)]) == 2
     assert "manifest.json" in capsys.readouterr().err
+
+
+def test_ack_shards_are_the_stage_s_own_and_spread_over_judges(tmp_path: Path, capsys, monkeypatch) -> None:
+    # The projection cuts ack as alignment.stages.ack does: 16-response shards give 9 shards of the
+    # 140 mathbook responses; 8 GPUs hold two TP=4 judges (5 rounds), 4 GPUs one (9 rounds).
+    monkeypatch.setattr(ack_stage, "SHARD_RESPONSES", 16)
+    assert main(["--json", *tiny_grid(tmp_path), "--gpus", "4", "8"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    a = next(d for d in res["detail"] if d["config"] == "paper_mathbook_tiny" and d["name"] == "ack")
+    assert a["shards"] == 9
+    assert math.isclose(a["hours"]["8"] * 3600, a["load_s"] + 5 * a["per_shard_s"])
+    assert math.isclose(a["hours"]["4"] * 3600, a["load_s"] + 9 * a["per_shard_s"])
+    # One call on one judge (before adee9c9) does all 9 shards' work after one load, on any GPU count;
+    # biasqa's 16 responses are one shard either way.
+    row = next(r for r in res["scenarios"] if r["decode_tok_s"] == 749.0)
+    assert math.isclose((row["hours_one_judge"]["8"] - row["hours"]["8"]) * 3600, 4 * a["per_shard_s"])
+    assert main([*tiny_grid(tmp_path / "md"), "--gpus", "8"]) == 0
+    md = capsys.readouterr().out
+    assert "shards of 16 responses" in md and "before adee9c9" in md and "not implemented" not in md
 
 
 @given(st.integers(1, 500), st.floats(0.01, 100), st.floats(0, 600), st.integers(1, 64))
