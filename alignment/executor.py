@@ -56,7 +56,9 @@ class ExecutorConfig:
                        "`sweep`: seed runs at once.", 1)
     num_gpus: float = doc("GPUs per worker (ray actor or slurm array task; under `sweep`, per seed run); "
                           "slurm needs a whole number.", 0.0)
-    num_cpus: float = doc("CPUs per worker (ray actor or slurm array task).", 1.0)
+    num_cpus: float | None = doc(
+        "CPUs per worker (ray actor or slurm array task); its torch uses that many threads. null: under ray the "
+        "cluster's CPUs shared among the workers (a local cluster's local_cpus, else all), under slurm 1.", None)
     memory_gb: float | None = doc("Memory per worker in GiB (ray: a scheduling request; slurm: --mem); null: none asked.", None)
     stages: dict[str, dict[str, Any]] = doc(
         "Per-stage overrides of workers, num_gpus, num_cpus and memory_gb, e.g. {score: {num_gpus: 2}}; the stages "
@@ -70,7 +72,7 @@ class ExecutorConfig:
     def __post_init__(self) -> None:
         check(self.workers >= 1, "workers", f"must be at least 1, got {self.workers}")
         check(self.num_gpus >= 0, "num_gpus", f"must be >= 0, got {self.num_gpus}")
-        check(self.num_cpus > 0, "num_cpus", f"must be > 0, got {self.num_cpus}")
+        check(self.num_cpus is None or self.num_cpus > 0, "num_cpus", f"must be > 0 or null, got {self.num_cpus}")
         check(self.memory_gb is None or self.memory_gb > 0, "memory_gb", f"must be > 0 or null, got {self.memory_gb}")
         check(self.local_cpus is None or self.local_cpus >= 1, "local_cpus", f"must be >= 1 or null, got {self.local_cpus}")
         check(self.max_retries >= 0, "max_retries", f"must be >= 0, got {self.max_retries}")
@@ -175,8 +177,30 @@ class Replica:
 
     def run(self, i: int) -> tuple[int, Rows]:
         if self.model is None:
+            use_assigned_cpus()
             self.model = self.load()
         return i, self.compute(self.model, i)
+
+
+def use_assigned_cpus() -> None:
+    """Give torch one thread per CPU Ray assigned to this worker. Ray sets OMP_NUM_THREADS for
+    a new worker process, but a reused one keeps the thread count torch read when a task with
+    fewer CPUs first imported it; without this an actor given both of two CPUs may compute on one."""
+    import ray
+    import torch
+
+    cpus = ray.get_runtime_context().get_assigned_resources().get("CPU")
+    if cpus:
+        torch.set_num_threads(max(1, int(cpus)))
+
+
+def shared_cpus(total: float, workers: int) -> float:
+    """A worker's CPUs when `num_cpus` is null: the cluster's shared among the workers, at least one.
+
+    >>> shared_cpus(2, 1), shared_cpus(16, 3), shared_cpus(2, 4)
+    (2.0, 5.0, 1.0)
+    """
+    return float(max(1, int(total // workers)))
 
 
 def start_ray(cfg: ExecutorConfig) -> Any:
@@ -196,7 +220,10 @@ def start_ray(cfg: ExecutorConfig) -> Any:
 
 def ray_resources(cfg: ExecutorConfig) -> dict[str, Any]:
     """What one Ray actor or task asks for."""
-    ask: dict[str, Any] = {"num_cpus": cfg.num_cpus, "num_gpus": cfg.num_gpus}
+    import ray  # started by the caller (`start_ray`): a null num_cpus shares the cluster's CPUs
+
+    cpus = cfg.num_cpus if cfg.num_cpus is not None else shared_cpus(ray.cluster_resources().get("CPU", 1), cfg.workers)
+    ask: dict[str, Any] = {"num_cpus": cpus, "num_gpus": cfg.num_gpus}
     if cfg.memory_gb is not None:
         ask["memory"] = int(cfg.memory_gb * 2**30)
     return ask
@@ -272,7 +299,7 @@ def slurm_executor(cfg: ExecutorConfig, folder: Path) -> Any:
         raise UserError("executor.kind: slurm needs the cluster extra (pip install 'alignment[cluster]')") from None
     ex = submitit.AutoExecutor(folder=folder, cluster=None if cfg.cluster == "slurm" else "local")
     params: dict[str, Any] = {"timeout_min": cfg.time_min, "gpus_per_node": int(cfg.num_gpus),
-                              "cpus_per_task": max(1, math.ceil(cfg.num_cpus)), "slurm_array_parallelism": cfg.workers}
+                              "cpus_per_task": max(1, math.ceil(cfg.num_cpus or 1)), "slurm_array_parallelism": cfg.workers}
     if cfg.memory_gb is not None:
         params["mem_gb"] = cfg.memory_gb
     if cfg.partition is not None:

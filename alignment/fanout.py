@@ -20,7 +20,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from alignment.executor import ExecutorConfig, ray_resources, slurm_executor, start_ray, user_error
+from alignment.executor import (
+    ExecutorConfig,
+    ray_resources,
+    slurm_executor,
+    start_ray,
+    use_assigned_cpus,
+    user_error,
+)
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -40,13 +47,14 @@ def run_each(items: list[T], fn: Callable[[T], R], done: Callable[[R], None], fo
         raise errors[0]
 
 
-def _call(fn: Callable[[T], R], item: T) -> R:
+def _call_on_ray(fn: Callable[[T], R], item: T) -> R:
+    use_assigned_cpus()  # a reused Ray worker keeps an earlier task's torch thread count
     return fn(item)
 
 
 def _each_on_ray(cfg: ExecutorConfig, items: list[T], fn: Callable[[T], R], done: Callable[[R], None]) -> list[Exception]:
     ray = start_ray(cfg)
-    task = ray.remote(_call).options(**ray_resources(cfg), max_retries=cfg.max_retries)
+    task = ray.remote(_call_on_ray).options(**ray_resources(cfg), max_retries=cfg.max_retries)
     todo, running, errors = list(items), {}, []
     try:
         while todo or running:

@@ -393,3 +393,25 @@ def test_a_failed_task_does_not_stop_the_others_and_is_one_line(tmp_path, ray_cl
     with pytest.raises(UserError, match="item 1"):  # local: stops at the first failure, as sweep always did
         run_each([0, 1, 2], fails_on_one, got.append, tmp_path, ExecutorConfig())
     assert got == [0]
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def test_a_ray_worker_computes_on_the_cpus_it_was_given(tmp_path, ray_cluster) -> None:
+    """With `num_cpus` null the one worker of a 2-CPU local cluster gets both CPUs, and its torch
+    uses both, even in a Ray worker process reused after a 1-CPU task first imported torch."""
+    one = ray_cluster.remote(_threads).options(num_cpus=1)
+    assert ray_cluster.get(one.remote()) == 1  # what a 1-CPU task gets, left behind in a reused worker
+    cfg = ExecutorConfig(**{**RAY, "num_cpus": None})
+    from alignment.executor import run_shards
+
+    run_shards([0, 1], lambda i: tmp_path / f"part-{i}.parquet", _threads, lambda threads, i: [{"i": i, "threads": threads}],
+               cfg=cfg)
+    assert pd.read_parquet(tmp_path / "part-1.parquet")["threads"].tolist() == [2]
+    cfg = ExecutorConfig(**RAY)  # an explicit 1 CPU per worker: one thread
+    run_shards([2], lambda i: tmp_path / f"part-{i}.parquet", _threads, lambda threads, i: [{"i": i, "threads": threads}], cfg=cfg)
+    assert pd.read_parquet(tmp_path / "part-2.parquet")["threads"].tolist() == [1]
