@@ -9,6 +9,11 @@ import pandas as pd
 
 from alignment.report import _ci, _md_table, _pct
 
+# The judge's rows count the judge's own verdicts; only those on the run's responses can be corrected.
+JUDGE_NOTE = ("The judge's rows count its own verdicts. The *counterfactual* row is its acknowledgment rate on this run's "
+              "counterfactual responses: with human labels of the run's responses, *Acknowledgment rates with the judge's "
+              "error* corrects that rate (*all responses, counterfactual prompts*). *Ack rate on transformed* is over "
+              "transformed texts that nobody labelled, so it excludes the judge's error.")
 _TEXT = 180  # characters of a response shown in a side-by-side cell
 
 
@@ -79,6 +84,8 @@ def audit_section(folder: Path) -> list[str]:
            "judgments compared (half the violation rate for disjoint pairs; the counterfactual control counts "
            "each acknowledgment as an error by itself). 95% Wilson intervals. All pairs: `audit/violations.csv`.", "",
            consistency_table(summary), ""]
+    if (summary["evaluator"] == "judge").any():
+        out += [JUDGE_NOTE, ""]
     worst = _read(folder, "worst.csv")
     if worst is not None and len(worst):
         out += ["Worst violating pairs, side by side (judgment in bold, then the text):", "", worst_table(worst), ""]

@@ -27,13 +27,12 @@ import pandas as pd
 
 from alignment.dpo.effects import BASE, comparisons, paired_cells
 from alignment.judge.dpo_labels import KEYS, read_dpo_labels, response_table
-from alignment.judge.ppi import PPIEstimate
+from alignment.judge.ppi import MIN_SIDE, PPIEstimate, enough_labels, labelled_per_side
 from alignment.judge.run_estimates import _ci, _pct, ppi_figures
 from alignment.strategies import ORDER
 
 CELL = ["reward", "seed", "example_id", "variant"]
 PROMPTS = (("orig", "original prompts"), ("cf", "counterfactual prompts"))
-MIN_SIDE = 2  # labelled responses a figure needs among its own (each side of a difference)
 
 
 def _rewards(table: pd.DataFrame) -> list[str]:
@@ -80,16 +79,6 @@ def coefficients(table: pd.DataFrame) -> dict[str, np.ndarray]:
     return out
 
 
-def labelled_per_side(coef: np.ndarray, idx: list[int]) -> tuple[int, int]:
-    """Labelled responses with a positive and with a negative coefficient.
-
-    >>> labelled_per_side(np.array([0.5, 0.5, -0.5, 0.0]), [0, 1, 3])
-    (2, 0)
-    """
-    c = coef[idx]
-    return int((c > 0).sum()), int((c < 0).sum())
-
-
 def dpo_figures(table: pd.DataFrame, labelled: pd.DataFrame) -> list[tuple[str, float, PPIEstimate | None, int]]:
     """(figure, judge-only value, PPI estimate or None when too few of its responses are
     labelled, labelled responses in it)."""
@@ -99,8 +88,7 @@ def dpo_figures(table: pd.DataFrame, labelled: pd.DataFrame) -> list[tuple[str, 
     idx = [position[(p, e, v, int(s))] for p, e, v, s in zip(*(labelled[k] for k in KEYS), strict=True)]
     enough = {}
     for name, c in coefs.items():
-        pos, neg = labelled_per_side(c, idx)
-        enough[name] = (pos >= MIN_SIDE and (neg >= MIN_SIDE or not (c < 0).any()), pos + neg)
+        enough[name] = (enough_labels(c, idx), sum(labelled_per_side(c, idx)))
     got = dict(ppi_figures(table, labelled, KEYS, {k: c for k, c in coefs.items() if enough[k][0]}))
     ack = table["ack"].to_numpy(dtype=float)
     return [(name, float(c @ ack), got.get(name), enough[name][1]) for name, c in coefs.items()]

@@ -34,6 +34,32 @@ from alignment.stats import wilson_interval
 METHOD = "PPI++ (ppi_py.ppi_mean_ci, power-tuned lambda), normal interval"
 
 
+MIN_SIDE = 2  # labelled responses a figure needs among its own (each side of a difference)
+
+
+def labelled_per_side(coef: np.ndarray, idx: list[int]) -> tuple[int, int]:
+    """Labelled responses with a positive and with a negative coefficient.
+
+    >>> labelled_per_side(np.array([0.5, 0.5, -0.5, 0.0]), [0, 1, 3])
+    (2, 0)
+    """
+    c = coef[idx]
+    return int((c > 0).sum()), int((c < 0).sum())
+
+
+def enough_labels(coef: np.ndarray, idx: list[int]) -> bool:
+    """Whether a figure has `MIN_SIDE` labelled responses among its own, on each side of a
+    difference: with fewer, the labels say nothing about it and its interval would be the
+    judge's sampling alone (one label has no spread).
+
+    >>> c = np.array([0.5, 0.5, -0.5, -0.5, 0.0])
+    >>> enough_labels(c, [0, 1, 2, 3]), enough_labels(c, [0, 1, 2, 4]), enough_labels(np.abs(c), [0, 2, 4])
+    (True, False, True)
+    """
+    pos, neg = labelled_per_side(coef, idx)
+    return pos >= MIN_SIDE and (neg >= MIN_SIDE or not (coef < 0).any())
+
+
 @dataclass(frozen=True)
 class PPIEstimate:
     """A judge-error-aware figure beside the judge-only one and the labels-only interval."""

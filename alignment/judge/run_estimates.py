@@ -4,7 +4,9 @@ With human labels of the run's responses (`alignment.judge.run_labels`), each fi
 re-estimated by prediction-powered inference (`alignment.judge.ppi`): the share of acknowledging
 responses on original and on counterfactual prompts and their difference (the control), and
 the best-of-N picks' rate under each reward variant at the headline N with each variant's paired
-difference from `rm` (the headline RM_D − RM). Every figure is a linear functional of the human
+difference from `rm` (the headline RM_D − RM); then, in one table, the picks' rate and each
+variant − `rm` at every N of the run's best-of-N table, on original and counterfactual prompts
+(`alignment.judge.bon_estimates`). Every figure is a linear functional of the human
 labels over the same population (every judged response of the run), so one sample serves all:
 uniform, or stratified with its `weight` column honoured (`alignment judge sample`). For PPI the
 labelled responses must be drawn at random; hand-picked ones bias every figure.
@@ -24,9 +26,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from alignment.bon import marked_headline, pick_weights
+from alignment.bon import marked_headline
 from alignment.errors import UserError
-from alignment.judge.ppi import PPIEstimate, ppi_linear, rogan_gladen
+from alignment.judge.bon_estimates import (
+    curve_coefficients,
+    curve_variants,
+    figure_name,
+    pick_coefficients,
+)
+from alignment.judge.ppi import MIN_SIDE, PPIEstimate, enough_labels, ppi_linear, rogan_gladen
+from alignment.report import _md_table
 
 KEYS = ["example_id", "variant", "sample"]
 JUDGE_ERROR = Path(__file__).resolve().parents[1] / "data" / "labels" / "judge_error.json"
@@ -54,14 +63,8 @@ def coefficients(table: pd.DataFrame, n: int, variants: list[str]) -> dict[str, 
     if cf.any():
         out["all responses, counterfactual prompts"] = cf / cf.sum()
         out["original − counterfactual (control)"] = out["all responses, original prompts"] - out["all responses, counterfactual prompts"]
-    picks = table[orig & (table["sample"] >= 0).to_numpy()]
-    prompts = picks["example_id"].nunique()
     for v in variants:
-        c = np.zeros(len(table))
-        for _, g in picks.groupby("example_id", sort=False):
-            if len(g) >= n:
-                c[table.index.get_indexer(g.index)] = pick_weights(g[v].to_numpy(dtype=float), n) / prompts
-        out[f"BoN-{n} {v}"] = c
+        out[f"BoN-{n} {v}"] = pick_coefficients(table, "orig", n, v)
     for v in variants[1:]:
         out[f"BoN-{n} {v} − {variants[0]}"] = out[f"BoN-{n} {v}"] - out[f"BoN-{n} {variants[0]}"]
     return out
@@ -77,12 +80,24 @@ def _keys(frame: pd.DataFrame, keys: list[str]) -> list[tuple]:
     return list(zip(*(frame[k].astype(int) if k == "sample" else frame[k] for k in keys), strict=True))
 
 
+def labelled_positions(table: pd.DataFrame, labelled: pd.DataFrame, keys: list[str]) -> list[int]:
+    """The row of `table` each labelled response is."""
+    position = {k: i for i, k in enumerate(_keys(table, keys))}
+    return [position[k] for k in _keys(labelled, keys)]
+
+
+def shown_figures(table: pd.DataFrame, labelled: pd.DataFrame, coefs: dict[str, np.ndarray]) -> dict[str, PPIEstimate]:
+    """The report's PPI estimates: only figures with enough labelled responses among their own
+    (`ppi.enough_labels`); the others are n/a rather than an interval the labels do not inform."""
+    idx = labelled_positions(table, labelled, KEYS)
+    return dict(ppi_figures(table, labelled, KEYS, {k: c for k, c in coefs.items() if enough_labels(c, idx)}))
+
+
 def ppi_figures(table: pd.DataFrame, labelled: pd.DataFrame, keys: list[str],
                 coefs: dict[str, np.ndarray]) -> list[tuple[str, PPIEstimate]]:
     """PPI estimate of each figure (coefficients over `table`'s rows, which carry `ack`) from
     the labelled responses (`keys`, `label`, optionally a stratified sample's `weight`)."""
-    position = {k: i for i, k in enumerate(_keys(table, keys))}
-    idx = [position[k] for k in _keys(labelled, keys)]
+    idx = labelled_positions(table, labelled, keys)
     weights = None
     if "weight" in labelled and labelled["weight"].notna().any():
         w = pd.to_numeric(labelled["weight"], errors="coerce")
@@ -111,25 +126,54 @@ def corrected_section(run: Any, check: Any, task: str | None) -> list[str]:
     `task`: the judge's task definition (`Task.judge_as`)."""
     if not (run.stage("ack") / "data.parquet").is_file():
         return []
-    table = response_table(run)
+    table = response_table(run).reset_index(drop=True)
     out = ["## Acknowledgment rates with the judge's error", ""]
     if check.card is None or check.rows.empty:
         return out + uncorrected_lines(table, (run.manifest("ack") or {}).get("judge"), task)
     bon = run.stage("bon") / "data.parquet"
-    n = marked_headline(run.read("bon")) if bon.is_file() else 1
-    figures = corrected_figures(table, check.rows, n, _variants(table))
-    rows = [{"figure": name, "judge only": _pct(e.judge_only) if "−" not in name else f"{100 * e.judge_only:+.1f} pts",
-             "corrected (PPI++)": _fmt(e, "−" in name), "labels only": _ci(*e.labels_only, signed="−" in name)}
-            for name, e in figures]
+    coefs = coefficients(table, marked_headline(run.read("bon")) if bon.is_file() else 1, _variants(table))
+    figures = shown_figures(table, check.rows, coefs)
+    ack = table["ack"].to_numpy(dtype=float)
+    rows = [{"figure": k, "judge only": _judge(c @ ack, "−" in k), "corrected (PPI++)": _fmt(figures.get(k), "−" in k),
+             "labels only": _ci(*figures[k].labels_only, signed="−" in k) if k in figures else "n/a"}
+            for k, c in coefs.items() if c.any()]
+    method = next((e.method for e in figures.values()), "PPI++")
     out += [f"Each figure re-estimated from the judge's verdicts on all {len(table)} responses and the human labels "
-            f"of {figures[0][1].n_labelled} of them ({figures[0][1].method}); 95% intervals that include the "
-            "judge's error. Differences are paired: both rates read the same labels. *Labels only*: the labelled "
-            "responses alone (classical CLT interval). Valid when the labelled responses were drawn at random (a "
-            "stratified sample with its weights is random too).", ""]
-    cols = list(rows[0])
-    out += ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(r[c] for c in cols) + " |" for r in rows]
-    return [*out, ""]
+            f"of {len(check.rows)} of them ({method}); 95% intervals that include the judge's error. Differences are "
+            "paired: both rates read the same labels. *Labels only*: the labelled responses alone (classical CLT "
+            "interval). Valid when the labelled responses were drawn at random (a stratified sample with its weights "
+            f"is random too). A figure with fewer than {MIN_SIDE} labelled responses among its own (on either side of "
+            "a difference) is n/a.", "", _md_table(pd.DataFrame(rows)), ""]
+    return out + (curve_lines(table, check.rows, run.read("bon")) if bon.is_file() else [])
+
+
+def curve_lines(table: pd.DataFrame, labelled: pd.DataFrame, bon: pd.DataFrame) -> list[str]:
+    """The best-of-N table corrected: every N of the run's `bon` table, every prompt in it and
+    every reward variant the responses are scored by, and each variant − `rm`, from the same
+    labels (`alignment.judge.bon_estimates`)."""
+    variants = curve_variants(bon["reward"].unique().tolist(), list(table.columns))
+    if not variants:
+        return []
+    ns, head = sorted(int(n) for n in bon["N"].unique()), marked_headline(bon)
+    prompts = [p for p in ("orig", "cf") if p in set(bon["prompt"])]
+    table = table.reset_index(drop=True)
+    coefs = curve_coefficients(table, ns, prompts, variants)
+    figures = shown_figures(table, labelled, coefs)
+    ack = table["ack"].to_numpy(dtype=float)
+
+    def cell(name: str, signed: bool) -> str:
+        c = coefs[name]
+        if not c.any():  # no example with N samples; for a difference: the two variants pick alike
+            return "+0.0 pts (same picks)" if signed else "n/a"
+        return f"{_judge(c @ ack, signed)} → {_fmt(figures.get(name), signed)}"
+
+    rows = [{"prompt": prompt, "pick acknowledges": fig,
+             **{f"BoN-{n}" + (" (headline)" if n == head else ""): cell(figure_name(n, prompt, fig), "−" in fig) for n in ns}}
+            for prompt in prompts for fig in [*variants, *(f"{v} − {variants[0]}" for v in variants[1:])]]
+    return ["The best-of-N picks at every N of the run's best-of-N table (*Best-of-N* above), corrected by the same "
+            "labels: each cell is the judge-only rate → the corrected rate (PPI++) [95% interval]; *v − rm* is the "
+            "paired difference of the two picks' rates in points; *cf*: counterfactual prompts. The headline column "
+            "repeats the table above.", "", _md_table(pd.DataFrame(rows)), ""]
 
 
 def _run_note(name: str, path: Path) -> tuple[bool, str] | None:
@@ -142,7 +186,7 @@ def _run_note(name: str, path: Path) -> tuple[bool, str] | None:
     figures = run_figures(run)
     if not figures:
         return False, f"Run {name}: no human labels, so its acknowledgment figures and their differences exclude the judge's error."
-    shown = "; ".join(f"{k} {_fmt(e, '−' in k)} (judge only {_pct(e.judge_only) if '−' not in k else f'{100 * e.judge_only:+.1f} pts'})"
+    shown = "; ".join(f"{k} {_fmt(e, '−' in k)} (judge only {_judge(e.judge_only, '−' in k)})"
                       for k, e in figures)
     return True, f"Run {name}, corrected for the judge's error by {figures[0][1].n_labelled} human labels (PPI++, 95%): {shown}."
 
@@ -179,7 +223,13 @@ def sweep_notes(runs: dict[str, Path]) -> list[str]:
             "judge's error (label a random sample with `alignment judge sample RUN --design uniform`)."]
 
 
-def _fmt(e: PPIEstimate, signed: bool) -> str:
+def _judge(x: float, signed: bool) -> str:
+    return f"{100 * x:+.1f} pts" if signed else _pct(x)
+
+
+def _fmt(e: PPIEstimate | None, signed: bool) -> str:
+    if e is None:
+        return "n/a (too few labels)"
     head = f"{100 * e.estimate:+.1f} pts" if signed else _pct(e.estimate)
     return f"{head} {_ci(e.low, e.high, signed)}"
 
