@@ -76,10 +76,10 @@ def test_independent_difference_covers_the_true_difference() -> None:
 
 def test_compare_prints_corrected_rows_when_both_runs_are_labelled(base: RunDir, tmp_path: Path) -> None:
     a, b = _copy(base, tmp_path / "a"), _copy(base, tmp_path / "b")
-    label_sample(a, n=24, flip_every=5, unlabelled=0)
+    label_sample(a, n=60, flip_every=5, unlabelled=0)
     md = compare_runs(a.path, b.path, tmp_path / "cmp1")["md"].read_text()
     assert "(corrected)" not in md  # one labelled run: its note only
-    label_sample(b, n=30, flip_every=3, unlabelled=0)
+    label_sample(b, n=64, flip_every=3, unlabelled=0)
     paths = compare_runs(a.path, b.path, tmp_path / "cmp2")
     md, csv = paths["md"].read_text(), pd.read_csv(paths["csv"])
     fa, fb = labelled_figures(a.path), labelled_figures(b.path)
@@ -91,8 +91,8 @@ def test_compare_prints_corrected_rows_when_both_runs_are_labelled(base: RunDir,
             (fa[name].estimate, fb[name].estimate, d.estimate, d.low, d.high))
         assert f"| {name} (corrected) | n/a | {100 * fa[name].estimate:.1f}% | {100 * fb[name].estimate:.1f}% | " \
                f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}]" in md
-    assert "A: 24 of its responses labelled; B: 30 of its responses labelled" in md
-    assert "Run A, corrected for the judge's error by 24 human labels" in md  # the per-run notes stay
+    assert "A: 60 of its responses labelled; B: 64 of its responses labelled" in md
+    assert "Run A, corrected for the judge's error by 60 human labels" in md  # the per-run notes stay
 
 
 def test_compare_corrects_dpo_figures_when_both_runs_labelled_them(base: RunDir, tmp_path: Path) -> None:

@@ -119,6 +119,11 @@ def test_compare_notes_each_runs_corrected_figures(run: RunDir, tmp_path: Path) 
     label_sample(run, n=24, flip_every=5, unlabelled=0)
     md = compare_runs(run.path, other.path, tmp_path / "cmp")["md"].read_text()
     assert "Run A, corrected for the judge's error by 24 human labels (PPI++, 95%)" in md
+    # 24 labels barely touch the picks' difference: left out, as in the report, not a zero-width interval.
+    assert "BoN-2 rm_d − rm" not in md.split("Run A, corrected", 1)[1]
+    label_sample(run, n=60, flip_every=5, unlabelled=0)
+    md = compare_runs(run.path, other.path, tmp_path / "cmp2")["md"].read_text()
+    assert "Run A, corrected for the judge's error by 60 human labels (PPI++, 95%)" in md
     assert "BoN-2 rm_d − rm" in md.split("Run A, corrected", 1)[1]
     assert "Run B: no human labels, so its acknowledgment figures and their differences exclude the judge's error." in md
 

@@ -192,7 +192,8 @@ def _run_note(name: str, path: Path) -> tuple[bool, str] | None:
 
 
 def run_figures(run: Any) -> list[tuple[str, PPIEstimate]]:
-    """A run dir's corrected figures from its default label files; [] without the ack stage or labels."""
+    """A run dir's corrected figures from its default label files, those with enough labels among
+    their own responses (`shown_figures`); [] without the ack stage or labels."""
     from alignment.judge.run_labels import check_labels
 
     if not (run.stage("ack") / "data.parquet").is_file():
@@ -200,9 +201,10 @@ def run_figures(run: Any) -> list[tuple[str, PPIEstimate]]:
     check = check_labels(run, None)
     if check.card is None or check.rows.empty:
         return []
-    table = response_table(run)
+    table = response_table(run).reset_index(drop=True)
     n = marked_headline(run.read("bon")) if (run.stage("bon") / "data.parquet").is_file() else 1
-    return corrected_figures(table, check.rows, n, _variants(table))
+    # The report's rule: a figure the labels barely touch is left out, not given a zero-width interval.
+    return list(shown_figures(table, check.rows, coefficients(table, n, _variants(table))).items())
 
 
 def compare_notes(names: dict[str, Path]) -> list[str]:
