@@ -234,13 +234,32 @@ def user_error(e: Exception) -> Exception:
     return e.cause if isinstance(getattr(e, "cause", None), UserError) else e
 
 
+def fitting_workers(workers: int, ask: dict[str, Any], total: dict[str, float]) -> int:
+    """How many of `workers` replicas, each asking `ask`, the cluster's `total` resources hold at
+    once (at least one: an autoscaling cluster may still grow to place it).
+
+    >>> fitting_workers(8, {"num_gpus": 4, "num_cpus": 1}, {"GPU": 8.0, "CPU": 16.0})
+    2
+    >>> fitting_workers(3, {"num_gpus": 0, "num_cpus": 1, "memory": 2**30}, {"CPU": 2.0, "memory": 8 * 2**30})
+    2
+    """
+    n = workers
+    for key, name in (("num_gpus", "GPU"), ("num_cpus", "CPU"), ("memory", "memory")):
+        if ask.get(key):
+            n = min(n, int(total.get(name, 0) // ask[key]))
+    return max(n, 1)
+
+
 def _on_ray(cfg: ExecutorConfig, missing: list[int], path_of: Callable[[int], Path], load: Load,
             compute: Compute, done: Callable[[], None]) -> None:
     ray = start_ray(cfg)
     from ray.util import ActorPool
 
     ask = {**ray_resources(cfg), "max_restarts": cfg.max_retries, "max_task_retries": cfg.max_retries}
-    actors = [ray.remote(Replica).options(**ask).remote(load, compute) for _ in range(min(cfg.workers, len(missing)))]
+    # Only replicas the cluster can place at once: ActorPool gives every actor a shard up front, and
+    # one waiting for resources held by the others until the stage ends would never start.
+    workers = min(fitting_workers(cfg.workers, ask, ray.cluster_resources()), len(missing))
+    actors = [ray.remote(Replica).options(**ask).remote(load, compute) for _ in range(workers)]
     try:
         for i, rows in ActorPool(actors).map_unordered(lambda a, i: a.run.remote(i), missing):
             write_parquet(path_of(i), rows)  # this process stays the one writer of the run store
