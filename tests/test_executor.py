@@ -23,7 +23,7 @@ from alignment.runner import get_stage, prepare_run_dir, run_all, stage_key
 from alignment.stages import ack as ack_stage
 from alignment.store import RunDir
 
-STAGES = ["build", "generate", "attribute", "score", "ack"]
+STAGES = ["build", "generate", "attribute", "score", "ack", "audit"]
 # Two CPUs at most: a local cluster on a shared CI machine.
 RAY = {"kind": "ray", "local_cpus": 2, "workers": 1, "num_cpus": 1}
 
@@ -39,6 +39,8 @@ def write_config(path: Path, llama: Path, classifier: Path, executor: dict | Non
         # The tiny policy as an LLM judge: one judge replica per worker, like a 70B judge on GPUs.
         "judge": {"name": "llm", "model": str(llama), "max_new_tokens": 6, "batch_size": 2, "device": "cpu",
                   "dtype": "float32"},
+        # The policy on transformed prompts: audit's own sharded sampling (one transformation, 2 samples).
+        "audit": {"enabled": True, "evaluators": ["policy"], "transformations": ["option_order"], "n_samples": 2},
         "executor": executor or {},
     }
     path.write_text(yaml.safe_dump(data))
@@ -57,6 +59,7 @@ def run_pipeline(tmp: Path, llama: Path, classifier: Path, executor: dict | None
 def assert_same_rows(a: RunDir, b: RunDir) -> None:
     for stage in ("generate", "score", "ack"):
         pd.testing.assert_frame_equal(a.read(stage), b.read(stage))
+    pd.testing.assert_frame_equal(a.read("audit", "responses.parquet"), b.read("audit", "responses.parquet"))
     assert len(a.read("generate")) == 2 * 2 * 2 and len(a.read("score")) > 0 and len(a.read("ack")) == 8
     assert len(list((b.stage("ack") / "shards").glob("part-*.parquet"))) == 4
 

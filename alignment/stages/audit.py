@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from functools import cache
 from typing import Any
 
 import pandas as pd
@@ -56,10 +55,27 @@ def _csv(ctx: Context, name: str, rows: list[dict[str, Any]] | pd.DataFrame) -> 
     write_text(ctx.folder("audit") / name, pd.DataFrame(rows).to_csv(index=False))
 
 
+class Once:
+    """`make()` on the first call, the same object after (one policy load for every transformation
+    in this process). Unlike `functools.cache` of a lambda it travels to Ray actors and SLURM
+    tasks, which build their own (pickled without the loaded model)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make, self.value = make, None
+
+    def __call__(self) -> Any:
+        if self.value is None:
+            self.value = self.make()
+        return self.value
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"make": self.make, "value": None}
+
+
 def _policy(cfg: AuditConfig, ctx: Context, chosen: pd.DataFrame, pool: pd.DataFrame, base: pd.DataFrame,
             generator: Generator | Callable[[], Generator] | None, n: int) -> tuple[list[dict], list[dict]]:
     gen_cfg = replace(ctx.section("generation"), greedy=False, n_samples=n)
-    load = cache(lambda: generator() if callable(generator) else generator or make_generator(gen_cfg))
+    load = Once(lambda: generator() if callable(generator) else generator or make_generator(gen_cfg))
     protected = {str(r["id"]): protected_source(r) for r in chosen.to_dict("records")}
     rows, summary, bad, generated = [], [], [], []
     for name, (df, maps, skipped) in transformed_frames(chosen, cfg.prompt_level(), pool.to_dict("records"), cfg.seed).items():
