@@ -9,9 +9,10 @@ manifest), up to three children are killed a seeded random time after starting i
 the stage's duration in the reference run; then a last child finishes the run. Every stage's
 Parquet artifacts must equal the reference run's, row for row.
 
-Every wait on a child has a deadline. A forked child of a process that has run torch threads can,
-rarely, block forever on a lock a parent thread held at the fork (seen once in CI: a child parked
-in a futex, the parent waiting on it without end). Such a child is killed like any other and the
+Every wait on a child has a deadline. A forked child can block forever on a lock held at the
+fork or left held by a killed sibling (seen in CI: children parked in a futex on tqdm's
+process-shared semaphore, then the parent itself; each child now takes a private tqdm lock,
+`private_tqdm_lock`). Such a child is killed like any other and the
 run resumed; the test prints how many stalled and fails if more than a few did, so a real hang in
 the run (which would stall every child) fails loudly instead of hanging the suite.
 """
@@ -60,6 +61,24 @@ def tiny_config(path: Path, model: Path) -> Path:
     return path
 
 
+def private_tqdm_lock() -> None:
+    """Give this forked child its own tqdm lock. tqdm's default lock holds a multiprocessing
+    semaphore shared across fork, taken by every bar, even a disabled one; a child SIGKILLed
+    inside it would leave it held, and the parent and every later child would wait on it
+    forever (the stalled children, and once the whole suite, in CI). A real `alignment run`
+    is not forked from a process that shares its lock, so only the test needs this."""
+    import threading
+
+    from tqdm import std
+
+    lock = threading.RLock()
+    todo = [std.tqdm]
+    while todo:  # a subclass that already built its own lock keeps it in its own __dict__
+        cls = todo.pop()
+        cls.set_lock(lock)
+        todo += cls.__subclasses__()
+
+
 def fork_run(argv: list[str]) -> tuple[int, int]:
     """Fork a child that runs the CLI and exits with its status; returns (pid, read end of a
     pipe on which the child names each stage as the runner starts it)."""
@@ -71,6 +90,7 @@ def fork_run(argv: list[str]) -> tuple[int, int]:
         code = 1
         try:
             os.close(read)
+            private_tqdm_lock()
             devnull = os.open(os.environ.get("CRASH_CHILD_LOG", os.devnull), os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
@@ -274,3 +294,24 @@ def test_kill_tolerates_a_child_that_already_finished() -> None:
         time.sleep(30)
         os._exit(0)
     assert kill(pid, wait(pid, 0.05)) == -signal.SIGKILL
+
+
+def test_a_child_killed_inside_tqdms_lock_leaves_it_free() -> None:
+    """Why each forked child takes a private tqdm lock: a child killed while holding the shared one
+    would leave it held for this process and every later child, for good."""
+    from tqdm.auto import tqdm
+
+    tqdm(disable=True).close()  # the lock exists before the fork, as after the reference run
+    shared = tqdm.get_lock().locks[0]  # the multiprocessing semaphore
+    pid = os.fork()
+    if pid == 0:
+        private_tqdm_lock()  # what fork_run's child does first
+        tqdm.get_lock().acquire()
+        os.kill(os.getpid(), signal.SIGKILL)
+    os.waitpid(pid, 0)
+    free = shared.acquire(timeout=2)
+    if free:
+        shared.release()
+    else:  # held by a dead process for good: give this process a fresh lock so the suite goes on
+        private_tqdm_lock()
+    assert free, "a killed child left tqdm's shared lock held"
