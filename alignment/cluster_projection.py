@@ -226,7 +226,7 @@ def ack_shards(responses: int, judge_batch: int) -> int:
     """
     from alignment.stages import ack
 
-    return math.ceil(responses / ack.shard_size(judge_batch))
+    return ack.shard_count(responses, judge_batch)
 
 
 def grid_wall_s(stages: Sequence[Stage], gpus: int) -> float | None:

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from alignment.config import check, doc, from_dict, short
 from alignment.errors import UserError, did_you_mean
-from alignment.store import write_parquet
+from alignment.store import read_parquet, write_parquet
 
 Rows = list[dict[str, Any]]
 Load = Callable[[], Any]
@@ -164,6 +164,25 @@ def run_shards(missing: list[int], path_of: Callable[[int], Path], load: Load, c
                 model = load()
             write_parquet(path_of(i), compute(model, i))
             done()
+
+
+def shard_path(folder: Path, i: int) -> Path:
+    """Where shard `i` of a stage's shard folder lives."""
+    return folder / f"part-{i:05d}.parquet"
+
+
+def map_shards(folder: Path, n: int, load: Load, compute: Compute, desc: str, unit: str, quiet: bool,
+               columns: tuple[str, ...] = ()) -> list[Any]:
+    """Shards 0..n-1 of `folder`, in order, as DataFrames: the missing ones computed first by
+    `run_shards` on the current executor (with a progress bar), the others read as they are.
+    What generate's sampling, score and ack share; `columns` are the ones a shard must have."""
+    from tqdm.auto import tqdm
+
+    folder.mkdir(parents=True, exist_ok=True)
+    missing = [i for i in range(n) if not shard_path(folder, i).exists()]
+    with tqdm(total=n, initial=n - len(missing), desc=desc, unit=unit, disable=quiet) as bar:
+        run_shards(missing, lambda i: shard_path(folder, i), load, compute, lambda: bar.update(1))
+    return [read_parquet(shard_path(folder, i), columns) for i in range(n)]
 
 
 # ----------------------------------------------------------------------------------------- ray

@@ -249,7 +249,7 @@ class SeedRun:
         return submitit.helpers.DelayedSubmission(self, seed)
 
 
-def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, SeedResult]) -> pd.DataFrame:
+def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, SeedResult]) -> None:
     """sweep.csv, sweep.md and sweep_dpo.csv from the seeds finished so far, in `seeds` order."""
     finished = [done[s] for s in seeds if s in done]
     df = table([r for res in finished for r in res.rows])
@@ -260,7 +260,6 @@ def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, See
     write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *dpo_markdown(dpo), *notes]))
     if dpo:
         write_text(root / "sweep_dpo.csv", pd.DataFrame(dpo).to_csv(index=False))
-    return df
 
 
 def sweep(config: str, seeds: list[int], root: Path, overrides: list[str], full: bool, quiet: bool,

@@ -270,11 +270,11 @@ def test_each_stage_runs_with_its_own_resources(tmp_path, monkeypatch, tiny_llam
     seen: dict[str, ExecutorConfig] = {}
     for stage, module in (("generate", sampling), ("score", score)):
 
-        def recorded(*args, stage=stage, real=module.run_shards, **kwargs):
+        def recorded(*args, stage=stage, real=module.map_shards, **kwargs):
             seen[stage] = current()  # what run_shards will use
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(module, "run_shards", recorded)
+        monkeypatch.setattr(module, "map_shards", recorded)
     stages = {"score": {"workers": 2, "num_cpus": 2, "memory_gb": 3}}
     run_pipeline(tmp_path, tiny_llama_dir, tiny_classifier_dir, {"num_cpus": 1, "stages": stages})
     assert (seen["generate"].workers, seen["generate"].num_cpus, seen["generate"].memory_gb) == (1, 1.0, None)

@@ -117,11 +117,12 @@ def load_policy(dcfg: DPOConfig, device: str) -> tuple[Any, Any]:
     fp32 weights on CPU (bf16 there is autocast over fp32 weights, see `mixed_bf16`)."""
     from transformers import AutoModelForCausalLM
 
-    from alignment.generation.models import load_model, load_tokenizer
+    from alignment.generation.models import load_model, load_tokenizer, resolve_dtype
     from alignment.presets import resolve
 
     path = resolve(dcfg.model)
-    dtype = "float32" if device == "cpu" else ("bfloat16" if dcfg.dtype == "auto" else dcfg.dtype)
+    # fp32 weights on CPU (bf16 there is autocast, `mixed_bf16`); elsewhere the config's rule.
+    dtype = "float32" if device == "cpu" else resolve_dtype(dcfg.dtype, device)[0]
     # Loaded on CPU: the Trainer (or accelerate, one process per GPU) places it.
     model = load_model(AutoModelForCausalLM, path, dtype, "cpu")
     return model, load_tokenizer(path)

@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from tqdm.auto import tqdm
 
-from alignment.executor import run_shards
+from alignment.executor import map_shards
 from alignment.generation.base import (
     GenerationConfig,
     Generator,
@@ -24,7 +23,6 @@ from alignment.generation.base import (
     make_generator,
     sample_seed,
 )
-from alignment.store import read_parquet
 from alignment.tasks import parse_answer
 
 Parse = Callable[[str, list[str]], int | None]
@@ -107,9 +105,6 @@ def run_generation(
 ) -> pd.DataFrame:
     """Generate every missing shard under `shard_dir`, then return all rows in a fixed order."""
     work = batches(plan_jobs(examples, cfg), cfg.batch_size)
-    shard_dir.mkdir(parents=True, exist_ok=True)
-    missing = [i for i in range(len(work)) if not (shard_dir / f"part-{i:05d}.parquet").exists()]
-    bar = tqdm(total=len(work), initial=len(work) - len(missing), desc=desc, unit="batch", disable=quiet)
 
     def load() -> Generator:
         return generator() if callable(generator) else generator or make_generator(cfg)
@@ -119,9 +114,6 @@ def run_generation(
         texts = gen.generate([j["chat"] for j in batch], [j["seeds"] for j in batch], batch[0]["greedy"])
         return response_rows(batch, texts, parse)
 
-    # Here, on Ray actors or in SLURM array tasks: whichever executor this stage runs on.
-    run_shards(missing, lambda i: shard_dir / f"part-{i:05d}.parquet", load, compute, lambda: bar.update(1))
-    bar.close()
-    parts = [read_parquet(shard_dir / f"part-{i:05d}.parquet") for i in range(len(work))]
+    parts = map_shards(shard_dir, len(work), load, compute, desc, "batch", quiet)
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=KEY_COLUMNS)
     return df.drop_duplicates(KEY_COLUMNS, keep="first").reset_index(drop=True)

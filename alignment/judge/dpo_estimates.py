@@ -27,8 +27,8 @@ import pandas as pd
 
 from alignment.dpo.effects import BASE, comparisons, paired_cells
 from alignment.judge.dpo_labels import KEYS, read_dpo_labels, response_table
-from alignment.judge.ppi import MIN_SIDE, PPIEstimate, enough_labels, labelled_per_side
-from alignment.judge.run_estimates import _ci, _pct, ppi_figures
+from alignment.judge.ppi import MIN_SIDE, PPIEstimate, labelled_per_side
+from alignment.judge.run_estimates import _ci, _fmt, _judge, labelled_positions, shown_figures
 from alignment.strategies import ORDER
 
 CELL = ["reward", "seed", "example_id", "variant"]
@@ -84,18 +84,10 @@ def dpo_figures(table: pd.DataFrame, labelled: pd.DataFrame) -> list[tuple[str, 
     labelled, labelled responses in it)."""
     table = table.reset_index(drop=True)
     coefs = coefficients(table)
-    position = {k: i for i, k in enumerate(zip(*(table[k] for k in KEYS), strict=True))}
-    idx = [position[(p, e, v, int(s))] for p, e, v, s in zip(*(labelled[k] for k in KEYS), strict=True)]
-    enough = {}
-    for name, c in coefs.items():
-        enough[name] = (enough_labels(c, idx), sum(labelled_per_side(c, idx)))
-    got = dict(ppi_figures(table, labelled, KEYS, {k: c for k, c in coefs.items() if enough[k][0]}))
+    idx = labelled_positions(table, labelled, KEYS)
+    got = shown_figures(table, labelled, coefs, KEYS)
     ack = table["ack"].to_numpy(dtype=float)
-    return [(name, float(c @ ack), got.get(name), enough[name][1]) for name, c in coefs.items()]
-
-
-def _signed(x: float) -> str:
-    return f"{100 * x:+.1f} pts"
+    return [(name, float(c @ ack), got.get(name), sum(labelled_per_side(c, idx))) for name, c in coefs.items()]
 
 
 def dpo_corrected_lines(run: Any) -> list[str]:
@@ -118,12 +110,8 @@ def dpo_corrected_lines(run: Any) -> list[str]:
            "| figure | judge only | corrected (PPI++) | labels only | labelled in it |", "|---|---|---|---|---|"]
     for name, judge_only, e, n in figures:
         signed = "−" in name
-        judge = (_signed if signed else _pct)(judge_only)
-        if e is None:
-            out.append(f"| {name} | {judge} | n/a (too few labels) | n/a | {n} |")
-            continue
-        head = _signed(e.estimate) if signed else _pct(e.estimate)
-        out.append(f"| {name} | {judge} | {head} {_ci(e.low, e.high, signed)} | {_ci(*e.labels_only, signed=signed)} | {n} |")
+        labels_only = _ci(*e.labels_only, signed=signed) if e is not None else "n/a"
+        out.append(f"| {name} | {_judge(judge_only, signed)} | {_fmt(e, signed)} | {labels_only} | {n} |")
     return [*out, ""]
 
 
@@ -142,7 +130,7 @@ def dpo_sweep_notes(runs: dict[str, Path]) -> list[str]:
         labels = read_dpo_labels(run)
         if labels.path is None or len(labels.rows) < MIN_SIDE:
             continue
-        got = [f"{prompt} {_signed(e.estimate)} {_ci(e.low, e.high, True)} (judge only {_signed(j)})"
+        got = [f"{prompt} {_fmt(e, True)} (judge only {_judge(j, True)})"
                for figure, j, e, _ in dpo_figures(response_table(run), labels.rows)
                if e is not None and (prompt := figure.removeprefix("rm_d − rm, ")) != figure]
         lines.append(f"Run {name}, DPO(RM_D) − DPO(RM) corrected for the judge's error by {len(labels.rows)} human labels "

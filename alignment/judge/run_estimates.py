@@ -86,11 +86,12 @@ def labelled_positions(table: pd.DataFrame, labelled: pd.DataFrame, keys: list[s
     return [position[k] for k in _keys(labelled, keys)]
 
 
-def shown_figures(table: pd.DataFrame, labelled: pd.DataFrame, coefs: dict[str, np.ndarray]) -> dict[str, PPIEstimate]:
+def shown_figures(table: pd.DataFrame, labelled: pd.DataFrame, coefs: dict[str, np.ndarray],
+                  keys: list[str] = KEYS) -> dict[str, PPIEstimate]:
     """The report's PPI estimates: only figures with enough labelled responses among their own
     (`ppi.enough_labels`); the others are n/a rather than an interval the labels do not inform."""
-    idx = labelled_positions(table, labelled, KEYS)
-    return dict(ppi_figures(table, labelled, KEYS, {k: c for k, c in coefs.items() if enough_labels(c, idx)}))
+    idx = labelled_positions(table, labelled, keys)
+    return dict(ppi_figures(table, labelled, keys, {k: c for k, c in coefs.items() if enough_labels(c, idx)}))
 
 
 def ppi_figures(table: pd.DataFrame, labelled: pd.DataFrame, keys: list[str],

@@ -12,13 +12,12 @@ so an LLM judge spreads over GPUs, and an interrupted stage resumes at its missi
 from __future__ import annotations
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from alignment.context import Context
 from alignment.errors import UserError
-from alignment.executor import run_shards
+from alignment.executor import map_shards
 from alignment.judge import Judge, JudgeConfig, make_judge
-from alignment.store import read_parquet, write_parquet
+from alignment.store import write_parquet
 
 # About this many responses per shard: enough shards to spread a large run over many judge
 # replicas, few enough that the keyword judge's local run is not dominated by shard files.
@@ -45,13 +44,19 @@ def shard_size(batch_size: int) -> int:
     return batch_size * max(1, SHARD_RESPONSES // batch_size)
 
 
+def shard_count(responses: int, batch_size: int) -> int:
+    """Shards of `responses` (the last one possibly shorter).
+
+    >>> shard_count(257, 8), shard_count(0, 8)
+    (2, 0)
+    """
+    return -(-responses // shard_size(batch_size))
+
+
 def ack(cfg: JudgeConfig, ctx: Context) -> dict[str, int]:
     resp = ctx.read("generate")
     task, texts = judge_task(ctx), resp["text"].tolist()
-    shards = ctx.shards("ack", cfg, ("generate",))
     size = shard_size(cfg.batch_size)
-    n = -(-len(texts) // size)  # shards, the last one possibly shorter
-    missing = [i for i in range(n) if not (shards / f"part-{i:05d}.parquet").exists()]
 
     def compute(judge: Judge, i: int) -> list[dict]:
         # Only the verdicts: the closure ships `texts` alone to the workers, and the rows take
@@ -59,11 +64,8 @@ def ack(cfg: JudgeConfig, ctx: Context) -> dict[str, int]:
         verdicts = judge.judge(task, texts[i * size : (i + 1) * size])
         return [{"ack": v.ack, "ack_raw": v.raw, "ack_parsed": v.parsed} for v in verdicts]
 
-    # Here, on Ray actors or in SLURM array tasks: whichever executor this stage runs on.
-    with tqdm(total=n, initial=n - len(missing), desc="ack", unit="shard", disable=ctx.quiet) as bar:
-        run_shards(missing, lambda i: shards / f"part-{i:05d}.parquet", lambda: make_judge(cfg), compute,
-                   lambda: bar.update(1))
-    parts = [read_parquet(shards / f"part-{i:05d}.parquet", VERDICTS) for i in range(n)]
+    shards = ctx.shards("ack", cfg, ("generate",))
+    parts = map_shards(shards, shard_count(len(texts), cfg.batch_size), lambda: make_judge(cfg), compute, "ack", "shard", ctx.quiet, VERDICTS)
     verdicts = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({c: [] for c in VERDICTS})
     if len(verdicts) != len(resp):
         raise UserError(f"{shards}: {len(verdicts)} verdicts for {len(resp)} responses; delete the folder and rerun ack")

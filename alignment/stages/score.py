@@ -12,14 +12,13 @@ from __future__ import annotations
 from functools import partial
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from alignment.context import Context
-from alignment.executor import run_shards
+from alignment.executor import map_shards
 from alignment.receipts.records import disclaimer
 from alignment.reward.base import RewardConfig, RewardModel, make_reward_model
 from alignment.reward.scoring import final_rewards, receipt_suffixes, score_example
-from alignment.store import read_parquet, write_parquet
+from alignment.store import write_parquet
 
 
 def score(cfg: RewardConfig, ctx: Context, rm: RewardModel | None = None) -> dict[str, int]:
@@ -29,17 +28,13 @@ def score(cfg: RewardConfig, ctx: Context, rm: RewardModel | None = None) -> dic
     suffix = ctx.task.ack_suffix()
     words = partial(disclaimer, ctx.task.name)
     ids = sorted(responses["example_id"].unique())
-    missing = [i for i in range(len(ids)) if not (shards / f"part-{i:05d}.parquet").exists()]
 
     def compute(model: RewardModel, i: int) -> list[dict]:
         group = responses[responses["example_id"] == ids[i]]
         return score_example(model, examples.loc[ids[i]].to_dict(), group, suffix, receipt_suffixes(words, attrib, ids[i]))
 
-    # Here, on Ray actors or in SLURM array tasks: whichever executor this stage runs on.
-    with tqdm(total=len(ids), initial=len(ids) - len(missing), desc="score", unit="example", disable=ctx.quiet) as bar:
-        run_shards(missing, lambda i: shards / f"part-{i:05d}.parquet", lambda: rm or make_reward_model(cfg), compute,
-                   lambda: bar.update(1))
-    scores = pd.concat([read_parquet(shards / f"part-{i:05d}.parquet") for i in range(len(ids))], ignore_index=True)
+    parts = map_shards(shards, len(ids), lambda: rm or make_reward_model(cfg), compute, "score", "example", ctx.quiet)
+    scores = pd.concat(parts, ignore_index=True)
     df = final_rewards(scores, attrib)
     write_parquet(ctx.folder("score") / "data.parquet", df)
     ctx.models["reward"] = cfg.model
