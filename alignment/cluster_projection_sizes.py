@@ -79,12 +79,14 @@ def count_lines(path: Path) -> int:
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
-def _built(task: str, data_dir: Path, splits: list[str], n_examples: int, seed: int) -> list[dict[str, Any]]:
+def _built(task: str, data_dir: Path, splits: list[str], n_examples: int, seed: int,
+           split_examples: dict[str, int]) -> list[dict[str, Any]]:
     from alignment.tasks import TASKS, TaskConfig
 
     if not splits:
         return []
-    cfg = TaskConfig(name=task, source="local", data_dir=str(data_dir), splits=splits, n_examples=n_examples, seed=seed)
+    cfg = TaskConfig(name=task, source="local", data_dir=str(data_dir), splits=splits, n_examples=n_examples, seed=seed,
+                     split_examples={s: n for s, n in split_examples.items() if s in splits})
     return list(TASKS.get(task).build(cfg))
 
 
@@ -93,7 +95,7 @@ def task_sizes(task: Any, aqua_dir: Path, wino_dir: Path, aqua_rows: dict[str, i
     counted (sized by a flag) of one task config."""
     if task.name == "mathbook":
         local = [s for s in task.splits if (aqua_dir / f"{s}.json").is_file()]
-        rows = _built("mathbook", aqua_dir, local, task.n_examples, task.seed)
+        rows = _built("mathbook", aqua_dir, local, task.n_examples, task.seed, task.split_examples)
         counts, sources, uncounted = {}, [], []
         for split in task.splits:
             if split in local:
@@ -101,7 +103,7 @@ def task_sizes(task: Any, aqua_dir: Path, wino_dir: Path, aqua_rows: dict[str, i
                 sources.append(f"{split}: built from {aqua_dir / f'{split}.json'} ({count_lines(aqua_dir / f'{split}.json')} rows, "
                                "de-duplicated) and counted")
             elif split in aqua_rows:
-                n = aqua_rows[split] if task.n_examples == 0 else min(task.n_examples, aqua_rows[split])
+                n = aqua_rows[split] if task.examples(split) == 0 else min(task.examples(split), aqua_rows[split])
                 counts[split] = n
                 uncounted.append(split)
                 sources.append(f"{split}: {aqua_rows[split]} rows from --aqua-rows (AQuA-RAT dataset card; no local "
@@ -110,7 +112,7 @@ def task_sizes(task: Any, aqua_dir: Path, wino_dir: Path, aqua_rows: dict[str, i
                 raise UserError(f"task.splits: AQuA-RAT split {split!r} has no file {aqua_dir / f'{split}.json'} "
                                 f"and no --aqua-rows {split}=N figure")
     elif task.name == "biasqa":
-        rows = _built("biasqa", wino_dir, list(task.splits), task.n_examples, task.seed)
+        rows = _built("biasqa", wino_dir, list(task.splits), task.n_examples, task.seed, task.split_examples)
         counts, uncounted = {s: sum(r["split"] == s for r in rows) for s in task.splits}, []
         sentences = wino_dir / "all_sentences.tsv"
         extra = f"; all_sentences.tsv holds {count_lines(sentences) - 1} rendered sentences" if sentences.is_file() else ""

@@ -353,6 +353,36 @@ def test_lora_on_top_layers_only(tiny_llama_dir: Path, tmp_path: Path) -> None:
         DPOConfig(lora_layers=0)
 
 
+def test_cpu_lm_head_scores_only_completion_positions(tiny_llama_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+    import trl.trainer.utils as trl_utils
+    from transformers import AutoModelForCausalLM
+    from trl.kernels.chunked_logprob import _use_triton
+
+    from alignment.dpo.train import score_completions_only
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_llama_dir)
+    trl_utils.add_fused_lm_head(model)
+    ids = torch.randint(3, model.config.vocab_size, (2, 12), generator=torch.Generator().manual_seed(0))
+    labels = ids.clone()
+    labels[:, :8] = -100  # a long prompt, a short completion: 2 x 4 labelled positions after the shift
+    rows: list[int] = []
+    apply = trl_utils._ChunkedLogProbFunction.apply
+
+    def spy(hidden, *args):  # type: ignore[no-untyped-def]
+        rows.append(hidden.shape[0])
+        return apply(hidden, *args)
+
+    monkeypatch.setattr(trl_utils._ChunkedLogProbFunction, "apply", spy)
+    monkeypatch.setattr(trl_utils, "_use_triton", _use_triton)  # TRL as shipped
+    with torch.no_grad():
+        full = model(input_ids=ids, labels=labels, fused_lm_head=True).log_probs
+        score_completions_only()
+        compact = model(input_ids=ids, labels=labels, fused_lm_head=True).log_probs
+    assert rows == [2 * 11, 2 * 4]  # every shifted position before, only the labelled ones after
+    assert torch.allclose(full, compact, atol=1e-6) and (compact[:, :7] == 0).all()
+
+
 def test_reference_bench_reports_both_paths(tiny_llama_dir: Path) -> None:
     from alignment.dpo.speed import bench_reference
 

@@ -217,6 +217,21 @@ def test_n_examples_and_splits(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["mathbook", "biasqa"])
+def test_split_examples_sizes_one_split_and_leaves_the_others(name: str) -> None:
+    kw = {"name": name, "source": "synthetic", "splits": ["train", "test"], "n_examples": 3}
+    plain, grown = build(**kw), build(**kw, split_examples={"test": 5})
+    assert [r for r in grown if r["split"] == "train"] == [r for r in plain if r["split"] == "train"]
+    assert sum(r["split"] == "test" for r in grown) == 5 and sum(r["split"] == "test" for r in plain) == 3
+
+
+def test_split_examples_bad_input_names_the_field() -> None:
+    with pytest.raises(UserError, match=r"split_examples.*'valid'.*task.splits"):
+        TaskConfig(splits=["test"], split_examples={"valid": 3})
+    with pytest.raises(UserError, match=r"split_examples.*test: must be an integer >= 0"):
+        TaskConfig(splits=["test"], split_examples={"test": -1})
+
+
+@pytest.mark.parametrize("name", ["mathbook", "biasqa"])
 def test_same_seed_same_rows_other_seed_other_rows(name: str) -> None:
     kw = {"name": name, "source": "synthetic", "splits": ["train", "test"], "n_examples": 5}
     a, b = build(**kw, seed=3), build(**kw, seed=3)

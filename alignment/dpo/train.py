@@ -258,10 +258,35 @@ def train_one(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, out_dir
     return result
 
 
+def score_completions_only() -> None:
+    """Make TRL's fused LM head score only the completion positions on a CPU too.
+
+    TRL 1.16 projects through the LM head, in tiles, just the positions with a label ("compact")
+    on CUDA/XPU; elsewhere it scores every position, so that compiled backends (Neuron) keep one
+    tile shape. A CPU runs eagerly, so nothing recompiles, and a Math Book prompt is ~80% of each
+    sequence: the head over every position was 49% of an organism DPO step (torch profiler,
+    2026-12-05). The log-probabilities of the labelled positions are the same; only the masked
+    ones, which the loss multiplies by 0, are no longer computed. A TRL without the hook is left
+    as it is."""
+    import trl.trainer.utils as trl_utils
+
+    test = getattr(trl_utils, "_use_triton", None)
+    if test is None or getattr(test, "cpu_compact", False):
+        return
+
+    def compact(device: Any) -> bool:
+        return device.type == "cpu" or test(device)
+
+    compact.cpu_compact = True  # type: ignore[attr-defined]
+    trl_utils._use_triton = compact
+
+
 def build_trainer(dcfg: DPOConfig, model: Any, tok: Any, train: pd.DataFrame, valid: pd.DataFrame, ckpt_dir: Path,
                   seed: int, device: str, quiet: bool, callbacks: list[Any], store: RefStore | None = None) -> Any:
     from peft import LoraConfig
     from trl import DPOTrainer
+
+    score_completions_only()
 
     trainer_cls = DPOTrainer if store is None else shared_ref_trainer(store, dcfg.batch_size * 2)
     n_layers = int(model.config.num_hidden_layers)

@@ -183,10 +183,17 @@ class TaskConfig:
     hub_id: str | None = doc("Hub dataset id for source=hub (default: the task's published source).", None)
     splits: list[str] = doc("Splits to build (synthetic: train/test; AQuA-RAT: file names; Winogender: train/test by occupation).", factory=lambda: ["test"])
     n_examples: int = doc("Examples per split (0 = all available).", 8)
+    split_examples: dict[str, int] = doc("Examples of the splits named here, in place of n_examples (0 = all), e.g. "
+                                         "{test: 40}: a held-out split can grow while the others keep their examples.",
+                                         factory=dict)
     seed: int = doc("Seed for problem selection, book composition and option order.", 0)
 
     def __post_init__(self) -> None:
         check(self.n_examples >= 0, "n_examples", f"must be >= 0, got {self.n_examples}")
+        for split, n in self.split_examples.items():
+            check(split in self.splits, "split_examples", f"names {split!r}, which task.splits does not list")
+            check(isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 2**63, "split_examples",
+                  f"{split}: must be an integer >= 0, got {n!r}")
         check(bool(self.splits), "splits", "must list at least one split")
         dup = sorted({s for s in self.splits if self.splits.count(s) > 1})
         check(not dup, "splits", f"lists {dup} more than once (each example would appear twice)")
@@ -197,3 +204,11 @@ class TaskConfig:
             "data_dir",
             "is required when source is 'local'",
         )
+
+    def examples(self, split: str) -> int:
+        """Examples to build from `split` (0 = all available).
+
+        >>> TaskConfig(splits=["train", "test"], n_examples=8, split_examples={"test": 40}).examples("train")
+        8
+        """
+        return self.split_examples.get(split, self.n_examples)

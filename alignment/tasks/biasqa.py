@@ -173,5 +173,6 @@ def build(cfg: TaskConfig) -> list[dict[str, Any]]:
     for split in cfg.splits:
         chosen = [r for r in rows if r["split"] == split]
         random.Random(f"biasqa/{cfg.seed}/{split}").shuffle(chosen)
-        out.extend(chosen if cfg.n_examples == 0 else chosen[: cfg.n_examples])
+        n = cfg.examples(split)
+        out.extend(chosen if n == 0 else chosen[:n])
     return out

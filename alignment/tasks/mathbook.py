@@ -109,7 +109,7 @@ def _dedupe(problems: list[dict[str, Any]]) -> Problems:
 
 def load_problems(cfg: TaskConfig, split: str) -> Problems:
     if cfg.source == "synthetic":
-        return _dedupe(synthetic_problems(split, max(cfg.n_examples, 1) * 3 + 2, cfg.seed))
+        return _dedupe(synthetic_problems(split, max(cfg.examples(split), 1) * 3 + 2, cfg.seed))
     records, places = _load_records(cfg, split)
     where = str(Path(cfg.data_dir or "") / f"{split}.json") if cfg.source == "local" else f"{cfg.hub_id or 'deepmind/aqua_rat'}/{split}"
     problems = [_parse_problem(r, at) for r, at in zip(records, places, strict=True)]
@@ -187,7 +187,7 @@ def build(cfg: TaskConfig) -> list[dict[str, Any]]:
         rng = random.Random(f"mathbook/{cfg.seed}/{split}")
         order = list(range(len(problems)))
         rng.shuffle(order)
-        n = len(order) if cfg.n_examples == 0 else min(cfg.n_examples, len(order))
+        n = len(order) if cfg.examples(split) == 0 else min(cfg.examples(split), len(order))
         for qi in order[:n]:
             # Two other problems: positions in the list without qi (same draws as sampling that
             # list, without building it: O(1) instead of O(len(problems)) per query).
