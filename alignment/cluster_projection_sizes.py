@@ -79,15 +79,17 @@ def count_lines(path: Path) -> int:
     return sum(1 for line in path.read_text(encoding="utf-8").splitlines() if line.strip())
 
 
-def _built(task: str, data_dir: Path, splits: list[str], n_examples: int, seed: int,
-           split_examples: dict[str, int]) -> list[dict[str, Any]]:
-    from alignment.tasks import TASKS, TaskConfig
+def _built(task: Any, data_dir: Path, splits: list[str]) -> list[dict[str, Any]]:
+    """`task` (a TaskConfig) built from `data_dir`, restricted to `splits`."""
+    import dataclasses
+
+    from alignment.tasks import TASKS
 
     if not splits:
         return []
-    cfg = TaskConfig(name=task, source="local", data_dir=str(data_dir), splits=splits, n_examples=n_examples, seed=seed,
-                     split_examples={s: n for s, n in split_examples.items() if s in splits})
-    return list(TASKS.get(task).build(cfg))
+    cfg = dataclasses.replace(task, source="local", data_dir=str(data_dir), splits=splits,
+                              split_examples={s: n for s, n in task.split_examples.items() if s in splits})
+    return list(TASKS.get(task.name).build(cfg))
 
 
 def task_sizes(task: Any, aqua_dir: Path, wino_dir: Path, aqua_rows: dict[str, int]) -> dict[str, Any]:
@@ -95,7 +97,7 @@ def task_sizes(task: Any, aqua_dir: Path, wino_dir: Path, aqua_rows: dict[str, i
     counted (sized by a flag) of one task config."""
     if task.name == "mathbook":
         local = [s for s in task.splits if (aqua_dir / f"{s}.json").is_file()]
-        rows = _built("mathbook", aqua_dir, local, task.n_examples, task.seed, task.split_examples)
+        rows = _built(task, aqua_dir, local)
         counts, sources, uncounted = {}, [], []
         for split in task.splits:
             if split in local:
@@ -112,7 +114,7 @@ def task_sizes(task: Any, aqua_dir: Path, wino_dir: Path, aqua_rows: dict[str, i
                 raise UserError(f"task.splits: AQuA-RAT split {split!r} has no file {aqua_dir / f'{split}.json'} "
                                 f"and no --aqua-rows {split}=N figure")
     elif task.name == "biasqa":
-        rows = _built("biasqa", wino_dir, list(task.splits), task.n_examples, task.seed, task.split_examples)
+        rows = _built(task, wino_dir, list(task.splits))
         counts, uncounted = {s: sum(r["split"] == s for r in rows) for s in task.splits}, []
         sentences = wino_dir / "all_sentences.tsv"
         extra = f"; all_sentences.tsv holds {count_lines(sentences) - 1} rendered sentences" if sentences.is_file() else ""
