@@ -141,13 +141,12 @@ def load_seconds(params: float, tp: int, fixed_s: float, gb_s: float) -> float:
 def generate_shards(prompts: int, n_samples: int, greedy: bool, batch_size: int) -> tuple[int, int]:
     """(shards, sequences) of `generate`, cut as `alignment.generation.sampling.batches` cuts them.
 
-    >>> generate_shards(4, 16, True, 16)  # 4 sampled batches, then the 4 greedy prompts in one
-    (5, 68)
+    >>> generate_shards(4, 16, True, 16), generate_shards(4, 3, True, 16)  # a greedy row joins its prompt's samples
+    ((4, 68), (1, 16))
     """
     from alignment.generation.sampling import batches
 
-    jobs = [{"samples": list(range(n_samples)), "greedy": False}] * (prompts if n_samples else 0)
-    jobs += [{"samples": [-1], "greedy": True}] * (prompts if greedy else 0)
+    jobs = [{"samples": list(range(n_samples)) + ([-1] if greedy else [])}] * prompts
     return len(batches(jobs, batch_size)), sum(len(j["samples"]) for j in jobs)
 
 

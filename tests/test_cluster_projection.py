@@ -69,14 +69,15 @@ def test_json_projection_of_a_tiny_grid_and_a_run_dir(tmp_path: Path, capsys) ->
     assert math_["splits"] == {"train": 10, "test": 4} and math_["uncounted_splits"] == ["train"]
     assert (math_["prompts"], math_["responses"], math_["scored_per_rm"]) == (28, 28 * 5, 14 * 15)
     assert grid["biasqa"]["examples"] == 4 and grid["biasqa"]["responses"] == 4 * 2 * 2
-    # generate, by hand: 28 sampled prompts of 4 samples (one batch each) + 28 greedy prompts in 7
-    # batches; 140 sequences x 400 tokens at 749 tokens/s; on 4 GPUs 9 rounds after one load.
+    # generate, by hand: 28 prompts of 4 samples + 1 greedy answer, one batch each (5 rows exceed
+    # the batch size of 4, and a prompt is never split); 140 sequences x 400 tokens at 749 tokens/s;
+    # on 4 GPUs 7 rounds after one load.
     gen = next(d for d in res["detail"] if d["config"] == "paper_mathbook_tiny" and d["name"] == "generate")
-    per_shard = 140 * 400 / 749 / 35
-    assert gen["shards"] == 35 and math.isclose(gen["per_shard_s"], per_shard)
+    per_shard = 140 * 400 / 749 / 28
+    assert gen["shards"] == 28 and math.isclose(gen["per_shard_s"], per_shard)
     load = 60 + 2 * 8.03 / 2.0
-    assert math.isclose(gen["hours"]["4"], (load + 9 * per_shard) / 3600)
-    assert math.isclose(gen["hours"]["1"], (load + 35 * per_shard) / 3600)
+    assert math.isclose(gen["hours"]["4"], (load + 7 * per_shard) / 3600)
+    assert math.isclose(gen["hours"]["1"], (load + 28 * per_shard) / 3600)
     # The 70B judge needs 4 GPUs: totals with ack do not fit on 1, totals without it do. On 4 GPUs
     # one judge runs: sharded ack takes what one call on one judge took.
     for row in res["scenarios"]:

@@ -52,6 +52,11 @@ def test_picker_row_depends_only_on_its_seed_and_logits() -> None:
     assert alone.tolist() == all_rows[2:3].tolist()
     assert Picker([1, 2, 3, 4], "cpu", True, 0.8, 0.95)(logits, [0, 1, 2, 3]).tolist() == logits.argmax(-1).tolist()
     assert Picker([1], "cpu", False, 0.0, 0.95).greedy  # temperature 0 is greedy
+    # A seed of None is a greedy row: its argmax, while the other rows draw what they drew before.
+    mixed = Picker([1, None, 3, None], "cpu", False, 0.8, 0.95)(logits, [0, 1, 2, 3])
+    assert mixed[[0, 2]].tolist() == all_rows[[0, 2]].tolist()
+    assert mixed[[1, 3]].tolist() == logits[[1, 3]].argmax(-1).tolist()
+    assert mixed[[1, 3]].tolist() != all_rows[[1, 3]].tolist()  # else the rows prove nothing
 
 
 def _gen(model_dir, **kw) -> TransformersGenerator:

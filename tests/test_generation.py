@@ -97,6 +97,17 @@ def test_sample_does_not_depend_on_batch_neighbours_greedy(tiny_llama_dir: Path,
     assert gen(tiny_llama_dir, shared, batch_size=16).generate(CHATS, seeds, greedy=True) == reference
 
 
+@both_paths
+def test_greedy_rows_share_a_call_with_sampled_rows(tiny_llama_dir: Path, shared: bool) -> None:
+    """A seed of None decodes that row greedily in the same batch (one prefill per prompt)."""
+    g, seeds = gen(tiny_llama_dir, shared), seeds_for(CHATS, 2)
+    mixed = g.generate(CHATS, [[ss[0], None, ss[1]] for ss in seeds])
+    sampled = g.generate(CHATS, seeds)
+    greedy = g.generate(CHATS, [[0] for _ in CHATS], greedy=True)
+    assert [[m[0], m[2]] for m in mixed] == sampled
+    assert [[m[1]] for m in mixed] == greedy
+
+
 def test_greedy_equals_temperature_zero(tiny_llama_dir: Path, g12: TransformersGenerator) -> None:
     greedy = g12.generate(CHATS, seeds_for(CHATS, 2), greedy=True)
     assert all(o[0] == o[1] for o in greedy)  # seeds do not matter when greedy

@@ -289,10 +289,12 @@ class FakeGenerator:
 
     def generate(self, chats, seeds, greedy=False):
         self.calls.append(sum(len(s) for s in seeds))
-        return [[("greedy " if greedy else "") + self.text(s) for s in ss] for ss in seeds]
+        return [[self.text(None if greedy else s) for s in ss] for ss in seeds]
 
     @staticmethod
-    def text(seed: int) -> str:
+    def text(seed: int | None) -> str:
+        if seed is None:  # a greedy row: the seed draws nothing
+            return "greedy: Therefore, the answer is (B)."
         return "no idea" if seed % 3 == 0 else f"Therefore, the answer is ({'ABCDE'[seed % 5]})."
 
 
@@ -305,12 +307,14 @@ def test_generation_rows_with_a_fake_generator(tmp_path: Path) -> None:
     fake = FakeGenerator()
     df = gen_stage.run_generation(examples, cfg, tmp_path / "shards", quiet=True, generator=fake)
     assert len(df) == 3 * 2 * 4 and not df.duplicated(KEY).any()
-    assert max(fake.calls) <= 4  # whole prompts, about batch_size sequences per batch
+    # Whole prompts: each prompt's 3 samples and its greedy answer share one batch (one prefill).
+    assert fake.calls == [4] * 6
     greedy = df[df["sample"] == -1]
     assert len(greedy) == 6 and greedy["greedy"].all() and greedy["text"].str.startswith("greedy").all()
+    assert not df.loc[df["sample"] >= 0, "greedy"].any()
     answers = dict(zip(examples["id"], examples["answer"], strict=True))
     for r in df.to_dict("records"):
-        expect = None if r["seed"] % 3 == 0 else r["seed"] % 5
+        expect = 1 if r["sample"] < 0 else None if r["seed"] % 3 == 0 else r["seed"] % 5
         assert (None if pd.isna(r["pred"]) else int(r["pred"])) == expect
         assert r["valid"] == (expect is not None)
         assert r["correct"] == (expect is not None and expect == answers[r["example_id"]])
@@ -321,6 +325,13 @@ def test_generation_rows_with_a_fake_generator(tmp_path: Path) -> None:
     # A second call finds every shard and generates nothing.
     again = gen_stage.run_generation(examples, cfg, tmp_path / "shards", quiet=True, generator=FakeGenerator())
     pd.testing.assert_frame_equal(again, df)
+    # A shard that holds other rows than its planned batch (another planner wrote it) is redone.
+    shard = tmp_path / "shards" / "part-00000.parquet"
+    write_parquet(shard, df.iloc[4:8])
+    redo = FakeGenerator()
+    fixed = gen_stage.run_generation(examples, cfg, tmp_path / "shards", quiet=True, generator=redo)
+    assert redo.calls == [4]
+    pd.testing.assert_frame_equal(fixed, df)
 
 
 def test_stage_keys_follow_the_keyword_rules(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -73,9 +73,13 @@ def select_splits(examples: Any, splits: list[str] | None) -> Any:
 
 
 class Generator(Protocol):
-    """Returns, for each chat, one text per seed (`len(seeds[i])` samples for chat i)."""
+    """Returns, for each chat, one text per seed (`len(seeds[i])` samples for chat i).
 
-    def generate(self, chats: list[Chat], seeds: list[list[int]], greedy: bool = False) -> list[list[str]]: ...
+    A seed of None asks for that row's greedy answer; `greedy=True` makes every row greedy. A
+    prompt's samples and its greedy answer can so share one call (and one prefill).
+    """
+
+    def generate(self, chats: list[Chat], seeds: list[list[int | None]], greedy: bool = False) -> list[list[str]]: ...
 
 
 def sample_seed(base: int, *parts: object) -> int:

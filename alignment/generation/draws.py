@@ -56,16 +56,24 @@ class Picker:
     """Chooses the next token of some rows of a decode batch: `pick(logits, rows)`.
 
     `logits` (len(rows), vocab) on the model's device; `rows` index `seeds`, so each row draws
-    from its own generator whatever rows are still decoding. Returns the token ids on the CPU.
+    from its own generator whatever rows are still decoding. A seed of None (or `greedy`, or
+    temperature 0) takes the row's most likely token instead. Returns the token ids on the CPU.
     """
 
-    def __init__(self, seeds: list[int], device: torch.device | str, greedy: bool, temperature: float, top_p: float) -> None:
+    def __init__(self, seeds: list[int | None], device: torch.device | str, greedy: bool, temperature: float, top_p: float) -> None:
         self.greedy, self.temperature, self.top_p = greedy or temperature == 0, temperature, top_p
-        # Generators only for sampling: a CUDA generator costs a device allocation each.
-        self.gens = [] if self.greedy else [torch.Generator(device=device).manual_seed(s) for s in seeds]
+        # Generators only for sampled rows: a CUDA generator costs a device allocation each.
+        self.gens = [None if self.greedy or s is None else torch.Generator(device=device).manual_seed(s) for s in seeds]
 
     def __call__(self, logits: torch.Tensor, rows: list[int]) -> torch.Tensor:
         logits = logits.float()
-        if self.greedy:
+        gens = [self.gens[r] for r in rows]
+        sampled = [j for j, g in enumerate(gens) if g is not None]
+        if not sampled:
             return logits.argmax(-1).cpu()
-        return top_p_sample(logits, self.temperature, self.top_p, [self.gens[r] for r in rows]).cpu()
+        if len(sampled) == len(rows):
+            return top_p_sample(logits, self.temperature, self.top_p, [g for g in gens if g is not None]).cpu()
+        out = logits.argmax(-1)
+        # Each row's draw depends only on its own logits and generator, so a subset draws the same.
+        out[sampled] = top_p_sample(logits[sampled], self.temperature, self.top_p, [gens[j] for j in sampled])
+        return out.cpu()

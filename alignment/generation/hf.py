@@ -133,7 +133,7 @@ class TransformersGenerator:
     def render(self, chat: Chat) -> str:
         return self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
 
-    def generate(self, chats: list[Chat], seeds: list[list[int]], greedy: bool = False) -> list[list[str]]:
+    def generate(self, chats: list[Chat], seeds: list[list[int | None]], greedy: bool = False) -> list[list[str]]:
         rows = [(i, s) for i, ss in enumerate(seeds) for s in ss]
         texts = [self.render(c) for c in chats]
         out: list[list[str]] = [[] for _ in chats]
@@ -145,7 +145,7 @@ class TransformersGenerator:
                 out[i].append(text)
         return out
 
-    def _decode(self, prompts: list[str], seeds: list[int], greedy: bool) -> list[str]:
+    def _decode(self, prompts: list[str], seeds: list[int | None], greedy: bool) -> list[str]:
         """Tokenize the distinct prompts, decode one row per seed, detokenize."""
         unique = list(dict.fromkeys(prompts))
         ids = self.tokenizer(unique, add_special_tokens=False).input_ids
@@ -154,8 +154,9 @@ class TransformersGenerator:
         return [self._text(r + [self.tokenizer.pad_token_id] * (width - len(r))) for r in rows]
 
     @torch.inference_mode()
-    def decode_ids(self, prompts: list[list[int]], row_prompt: list[int], seeds: list[int], greedy: bool) -> list[list[int]]:
-        """New token ids of each row (row r samples prompt `row_prompt[r]` with seed `seeds[r]`),
+    def decode_ids(self, prompts: list[list[int]], row_prompt: list[int], seeds: list[int | None], greedy: bool) -> list[list[int]]:
+        """New token ids of each row (row r samples prompt `row_prompt[r]` with seed `seeds[r]`,
+        greedily where that seed is None),
         each ending at its first stop token (included) or at `max_new_tokens`, with the decoder
         `decoder()` names. Draws happen on the model's device (alignment/generation/draws.py)."""
         cfg, kind = self.cfg, self.decoder()

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from alignment.executor import map_shards
+from alignment.executor import map_shards, shard_path
 from alignment.generation.base import (
     GenerationConfig,
     Generator,
@@ -32,27 +32,31 @@ KEY_COLUMNS = ["example_id", "variant", "sample"]
 
 
 def plan_jobs(examples: pd.DataFrame, cfg: GenerationConfig) -> list[dict[str, Any]]:
-    """One job per (example, variant, decoding): the prompt and the seeds of its samples."""
+    """One job per (example, variant): the prompt, its samples and their seeds.
+
+    The greedy response (sample -1, with `greedy: true`) is the last row of its prompt's job, so
+    the decoder prefills each prompt once for its samples and its greedy answer together.
+    """
     jobs = []
     for ex in examples.to_dict("records"):
         for variant in VARIANTS:
             prompt = ex["query"] if variant == "orig" else ex["cf_query"]
             samples = list(range(cfg.n_samples)) + ([-1] if cfg.greedy else [])
-            for greedy in (False, True):
-                idx = [s for s in samples if (s < 0) == greedy]
-                if idx:
-                    jobs.append(
-                        {
-                            "example": ex,
-                            "variant": variant,
-                            "chat": chat_for(ex["system"], prompt),
-                            "samples": idx,
-                            "seeds": [sample_seed(cfg.seed, ex["id"], variant, s) for s in idx],
-                            "greedy": greedy,
-                        }
-                    )
-    # Sampled prompts first, greedy ones after: a batch never mixes the two decodings.
-    return sorted(jobs, key=lambda j: j["greedy"])
+            jobs.append(
+                {
+                    "example": ex,
+                    "variant": variant,
+                    "chat": chat_for(ex["system"], prompt),
+                    "samples": samples,
+                    "seeds": [sample_seed(cfg.seed, ex["id"], variant, s) for s in samples],
+                }
+            )
+    return jobs
+
+
+def draw_seeds(job: dict[str, Any]) -> list[int | None]:
+    """The seeds a generator gets for a job: None for the greedy row (sample -1), which draws nothing."""
+    return [None if s < 0 else seed for s, seed in zip(job["samples"], job["seeds"], strict=True)]
 
 
 def batches(jobs: list[dict[str, Any]], batch_size: int) -> list[list[dict[str, Any]]]:
@@ -62,7 +66,7 @@ def batches(jobs: list[dict[str, Any]], batch_size: int) -> list[list[dict[str, 
     size = 0
     for job in jobs:
         n = len(job["samples"])
-        if cur and (size + n > batch_size or job["greedy"] != cur[0]["greedy"]):
+        if cur and size + n > batch_size:
             out.append(cur)
             cur, size = [], 0
         cur.append(job)
@@ -83,7 +87,7 @@ def response_rows(batch: list[dict[str, Any]], texts: list[list[str]], parse: Pa
                     "example_id": ex["id"],
                     "variant": job["variant"],
                     "sample": s,
-                    "greedy": job["greedy"],
+                    "greedy": s < 0,
                     "seed": seed,
                     "text": text,
                     "pred": pred,
@@ -92,6 +96,14 @@ def response_rows(batch: list[dict[str, Any]], texts: list[list[str]], parse: Pa
                 }
             )
     return rows
+
+
+def planned_keys(batch: list[dict[str, Any]]) -> set[tuple[Any, ...]]:
+    return {(j["example"]["id"], j["variant"], s) for j in batch for s in j["samples"]}
+
+
+def shard_keys(part: pd.DataFrame) -> set[tuple[Any, ...]]:
+    return set(zip(*(part[c].tolist() for c in KEY_COLUMNS), strict=True)) if len(part) else set()
 
 
 def run_generation(
@@ -111,9 +123,14 @@ def run_generation(
 
     def compute(gen: Generator, i: int) -> list[dict[str, Any]]:
         batch = work[i]
-        texts = gen.generate([j["chat"] for j in batch], [j["seeds"] for j in batch], batch[0]["greedy"])
+        texts = gen.generate([j["chat"] for j in batch], [draw_seeds(j) for j in batch])
         return response_rows(batch, texts, parse)
 
     parts = map_shards(shard_dir, len(work), load, compute, desc, "batch", quiet)
+    stale = [i for i, part in enumerate(parts) if shard_keys(part) != planned_keys(work[i])]
+    if stale:  # shards another batch plan wrote (e.g. an older planner's) hold other rows: redo them
+        for i in stale:
+            shard_path(shard_dir, i).unlink()
+        parts = map_shards(shard_dir, len(work), load, compute, desc, "batch", quiet)
     df = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=KEY_COLUMNS)
     return df.drop_duplicates(KEY_COLUMNS, keep="first").reset_index(drop=True)

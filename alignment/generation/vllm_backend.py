@@ -55,7 +55,7 @@ class VLLMGenerator:
         why = "auto: vLLM picks from the checkpoint" if self.cfg.dtype == "auto" else "set in the config"
         return {"dtype": dtype, "dtype_reason": why, "decoder": "vllm"}
 
-    def generate(self, chats: list[Chat], seeds: list[list[int]], greedy: bool = False) -> list[list[str]]:
+    def generate(self, chats: list[Chat], seeds: list[list[int | None]], greedy: bool = False) -> list[list[str]]:
         cfg = self.cfg
         greedy = greedy or cfg.temperature == 0
         prompts, params, owner = [], [], []
@@ -63,13 +63,14 @@ class VLLMGenerator:
             text = self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
             for s in ss:
                 prompts.append(text)
+                top = greedy or s is None  # None: this row's greedy answer
                 params.append(
                     self._vllm.SamplingParams(
                         n=1,
-                        temperature=0.0 if greedy else cfg.temperature,
-                        top_p=1.0 if greedy else cfg.top_p,
+                        temperature=0.0 if top else cfg.temperature,
+                        top_p=1.0 if top else cfg.top_p,
                         max_tokens=cfg.max_new_tokens,
-                        seed=s % (2**31),
+                        seed=None if s is None else s % (2**31),
                     )
                 )
                 owner.append(i)

@@ -239,7 +239,6 @@ def hybrid_jobs(
                 "chat": chat_for(row["system"], prompt),
                 "samples": samples,
                 "seeds": [sample_seed(cfg.seed, eid, "hybrid", key, s) for s in samples],
-                "greedy": False,
             }
         )
     return jobs
