@@ -14,6 +14,9 @@ context (`decode_step_ratio`; the short context is the floor set by the weights)
 for the batched decode with a repeated prompt cache, prefill tokens/s, and end-to-end sampling
 tokens/s (prefill included). Ratios are only comparable within one run; the CPU is recorded.
 
+The greedy section times a prompt's greedy answer decoded apart from its samples against the
+same answer decoded beside them, on dpo-eval's shape (alignment/bench_greedy.py).
+
 The judge section (first, and the only one that needs no model) times the keyword judge on one
 `--judge-mb` response per task in which no sentence repeats (`alignment/judge/speed.py`).
 """
@@ -36,6 +39,7 @@ import torch
 
 import alignment.generation.shared_prefix as sp
 import alignment.threads as threads
+from alignment.bench_greedy import bench_greedy, print_greedy
 from alignment.bench_inputs import filler, mathbook_chat
 from alignment.errors import UserError
 from alignment.generation.base import GenerationConfig
@@ -281,13 +285,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not 0 < args.judge_mb <= 100:
         raise UserError(f"--judge-mb must be above 0 and at most 100, got {args.judge_mb}")
     for name in ("n", "prompt_tokens", "response_tokens", "new_tokens", "batch_size", "contention_n",
-                 "contention_tokens", "contention_prompt_tokens", "dpo_pairs"):
+                 "contention_tokens", "contention_prompt_tokens", "dpo_pairs", "greedy_prompts", "greedy_samples",
+                 "greedy_prompt_tokens", "greedy_new_tokens"):
         if not 1 <= getattr(args, name) <= 100_000:
             raise UserError(f"--{name.replace('_', '-')} must be between 1 and 100000, got {getattr(args, name)}")
     result: dict[str, Any] = {"n": args.n, "threads": torch.get_num_threads()}
     if not args.skip_judge:
         result |= judge_section(args.judge_mb)
-    if args.skip_scoring and args.skip_generation and args.skip_decode and args.skip_contention and args.skip_dpo:
+    if args.skip_scoring and args.skip_generation and args.skip_decode and args.skip_contention and args.skip_dpo \
+            and args.skip_greedy:
         if args.json:
             print(json.dumps(result))
         return 0
@@ -311,6 +317,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not args.skip_decode:
         result |= decode_section(args, chat)
         print_decode(result)
+    if not args.skip_greedy:
+        result |= bench_greedy(args, resolve("smollm2-135m"))
+        print_greedy(result)
     if not args.skip_contention:
         result |= bench_contention(args, mathbook_chat(load_tokenizer(resolve("smollm2-135m")), args.contention_prompt_tokens))
         print(
@@ -351,6 +360,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--skip-batched-step", action="store_true", help="decode: skip the repeated-cache step ratio")
     p.add_argument("--steps", type=int, default=8, help="decode: timed steps per context (median reported)")
     p.add_argument("--short-tokens", type=int, default=100, help="decode: length of the short context")
+    p.add_argument("--skip-greedy", action="store_true", help="skip greedy answers apart vs beside their samples")
+    p.add_argument("--greedy-prompts", type=int, default=16, help="greedy case: distinct prompts")
+    p.add_argument("--greedy-samples", type=int, default=2, help="greedy case: samples per prompt (plus its greedy answer)")
+    p.add_argument("--greedy-prompt-tokens", type=int, default=530, help="greedy case: approximate prompt length")
+    p.add_argument("--greedy-new-tokens", type=int, default=64, help="greedy case: new tokens per row")
     p.add_argument("--skip-contention", action="store_true", help="skip the idle-vs-busy-machine decode")
     p.add_argument("--contention-n", type=int, default=4, help="contention case: samples")
     p.add_argument("--contention-tokens", type=int, default=32, help="contention case: new tokens per sample")

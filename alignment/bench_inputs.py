@@ -25,8 +25,8 @@ def filler(rng: random.Random, tokenizer: Any, n_tokens: int, prefix: str = "") 
     return text.strip()
 
 
-def mathbook_chat(tokenizer: Any, prompt_tokens: int) -> list[dict[str, str]]:
-    rng = random.Random(0)
+def mathbook_chat(tokenizer: Any, prompt_tokens: int, seed: int = 0) -> list[dict[str, str]]:
+    rng = random.Random(seed)
     fixed = render(
         load_prompt("mathbook_query"),
         {"problems": "", "solutions": "", "question": "", "options": "", "instruction": load_prompt("mathbook_instruction")},

@@ -30,12 +30,23 @@ def test_decode_section(tiny_llama_dir: Path, monkeypatch, auto: str) -> None:
     bench.print_decode(r)
 
 
+def test_greedy_section_times_both_ways_with_the_same_texts(tiny_llama_dir: Path, capsys) -> None:
+    from alignment.bench_greedy import bench_greedy, print_greedy
+
+    args = argparse.Namespace(greedy_prompts=3, greedy_samples=2, greedy_prompt_tokens=60, greedy_new_tokens=4)
+    r = bench_greedy(args, str(tiny_llama_dir))
+    assert r["greedy_identical"] is True and r["greedy_prompts"] == 3
+    assert r["greedy_speedup"] == r["greedy_apart_s"] / r["greedy_together_s"] > 0
+    print_greedy(r)
+    assert capsys.readouterr().out.startswith("greedy   : 3 prompts x (2 samples + greedy)")
+
+
 @pytest.mark.slow
 def test_cli_json_has_decode_step_ratio(capsys) -> None:
     from alignment.cli import main
 
     assert main(["bench", "--skip-scoring", "--skip-generation", "--json", "--new-tokens", "2", "--steps", "1",
-                 "--skip-batched-step", "--skip-judge", "--skip-dpo"]) == 0
+                 "--skip-batched-step", "--skip-judge", "--skip-dpo", "--skip-greedy"]) == 0
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["decode_step_ratio"] > 0 and line["n"] == 16 and line["cpu"]
 
@@ -44,7 +55,7 @@ def test_judge_line_needs_no_model(capsys) -> None:
     from alignment.cli import main
 
     assert main(["bench", "--skip-scoring", "--skip-generation", "--skip-decode", "--skip-contention", "--skip-dpo",
-                 "--json", "--judge-mb", "0.02"]) == 0
+                 "--skip-greedy", "--json", "--judge-mb", "0.02"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert sum(line.startswith("judge    : ") for line in out) == 2
     line = json.loads(out[-1])
