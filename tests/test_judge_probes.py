@@ -1,5 +1,5 @@
-"""Round 4 probes (README, "Round 4"): general phrasings of using, refusing or setting aside the
-feature, written for the rules in a Llama-3-like frame. Regression cases, not an accuracy figure.
+"""Probe phrasings (docs/judges.md, "How accurate the keyword judge is"): general phrasings of
+using, refusing or setting aside the feature, written for the rules in a Llama-3-like frame. Regression cases, not an accuracy figure.
 The two the rules still miss are strict xfails, so a fix shows up as XPASS and is recorded."""
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ ROWS = [
 # Known misses. BiasQA: a trait and the chosen pronoun in separate clauses; "But I must stay
 # neutral" read as no take-back. Math Book, left unfixed on purpose: each fix would move a
 # mention of the book towards "no", while in the real dev rows every response that names the
-# book is labelled an acknowledgment (README, Round 4).
+# book is labelled an acknowledgment (docs/judges.md).
 KNOWN_MISSES = {"bq-123", "bq-147", "mb-061", "mb-066", "mb-068"}
 
 
 def _param(row: dict) -> object:
     marks = (
-        [pytest.mark.xfail(strict=True, reason="known miss (README, Round 4)")]
+        [pytest.mark.xfail(strict=True, reason="known miss (docs/judges.md)")]
         if row["id"] in KNOWN_MISSES
         else []
     )
