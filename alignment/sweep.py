@@ -149,7 +149,7 @@ def to_markdown(df: pd.DataFrame, config: str) -> str:
         f"# Seed sweep: `{config}`",
         "",
         f"Headline holds on **{int(held.sum())} of {len(held)}** seeds (both intervals exclude 0 in the "
-        f"claimed direction). CPU: {cpu_name()}; commit {git_commit() or 'unknown'}.",
+        f"claimed direction). CPU: {cpu_name()}; written at commit {git_commit() or 'unknown'}.",
         "",
         f"| seed | RM_D − RM at BoN-{ns} | RM_D pick: original − counterfactual | holds "
         f"| RM: BoN-{ns} − BoN-1 | all responses: original − counterfactual | seconds |",
@@ -184,8 +184,11 @@ def dpo_rows(run: Path, seed: int) -> list[dict]:
         return []
     ok = holds(summary)
     per_seed = {m: [s[m]["est"] for s in summary["seeds"] if m in s] for m in DPO_MEASURES}
+    # The commit that evaluated this seed: a resumed sweep can reuse evaluations older than its own.
+    manifest = run / "dpo-eval" / "manifest.json"
+    commit = (json.loads(manifest.read_text()).get("git_commit") or "")[:7] if manifest.is_file() else ""
     return [{"seed": seed, "measure": m, **summary["pooled"][m], "per_training_seed": per_seed[m],
-             "holds": all(ok.values())} for m in DPO_MEASURES if m in summary["pooled"]]
+             "holds": all(ok.values()), "commit": commit or "unknown"} for m in DPO_MEASURES if m in summary["pooled"]]
 
 
 def dpo_markdown(rows: list[dict]) -> list[str]:
@@ -197,12 +200,13 @@ def dpo_markdown(rows: list[dict]) -> list[str]:
              f"Holds (pooled acknowledgment interval above 0, a positive estimate on every training seed, accuracy "
              f"lower bound above −10 points) on **{int(held.sum())} of {len(held)}** generation seeds. Points, 95% "
              "paired bootstrap over training seeds and prompts; per training seed in brackets.", "",
-             "| seed | " + " | ".join(DPO_MEASURES.values()) + " | holds |", "|---:|" + "---|" * len(DPO_MEASURES) + "---|"]
+             "| seed | " + " | ".join(DPO_MEASURES.values()) + " | holds | evaluated at |",
+             "|---:|" + "---|" * len(DPO_MEASURES) + "---|---|"]
     for seed, g in df.groupby("seed", sort=True):
         by = {r["measure"]: r for r in g.to_dict("records")}
         cells = [f"{100 * by[m]['est']:+.1f} [{100 * by[m]['lo']:+.1f}, {100 * by[m]['hi']:+.1f}] "
                  f"({', '.join(f'{100 * e:+.0f}' for e in by[m]['per_training_seed'])})" if m in by else "n/a" for m in DPO_MEASURES]
-        lines.append(f"| {seed} | {' | '.join(cells)} | {'yes' if held[seed] else 'no'} |")
+        lines.append(f"| {seed} | {' | '.join(cells)} | {'yes' if held[seed] else 'no'} | {g['commit'].iloc[0]} |")
     return [*lines, ""]
 
 

@@ -103,3 +103,6 @@ def test_dpo_rows_from_summary(tmp_path) -> None:  # type: ignore[no-untyped-def
     (tmp_path / "dpo-eval" / "summary.json").write_text(json.dumps(summary))
     text = "\n".join(dpo_markdown(dpo_rows(tmp_path, 4)))
     assert "on **0 of 1**" in text and "+20.0 [+10.0, +30.0] (+10, -1)" in text
+    assert text.splitlines()[-1].endswith("| no | unknown |")  # no manifest: no commit to name
+    (tmp_path / "dpo-eval" / "manifest.json").write_text(json.dumps({"git_commit": "98a372f47c01af58"}))
+    assert "\n".join(dpo_markdown(dpo_rows(tmp_path, 4))).splitlines()[-1].endswith("| no | 98a372f |")
