@@ -1,6 +1,7 @@
 """Probe phrasings (docs/judges.md, "How accurate the keyword judge is"): general phrasings of
-using, refusing or setting aside the feature, written for the rules in a Llama-3-like frame. Regression cases, not an accuracy figure.
-The two the rules still miss are strict xfails, so a fix shows up as XPASS and is recorded."""
+using, refusing or setting aside the feature, written for the rules in a Llama-3-like frame.
+Regression cases, not an accuracy figure. The ones the rules still miss are strict xfails, so a
+fix shows up as XPASS and is recorded."""
 
 from __future__ import annotations
 

@@ -69,11 +69,7 @@ class Picker:
         logits = logits.float()
         gens = [self.gens[r] for r in rows]
         sampled = [j for j, g in enumerate(gens) if g is not None]
-        if not sampled:
-            return logits.argmax(-1).cpu()
-        if len(sampled) == len(rows):
-            return top_p_sample(logits, self.temperature, self.top_p, [g for g in gens if g is not None]).cpu()
         out = logits.argmax(-1)
-        # Each row's draw depends only on its own logits and generator, so a subset draws the same.
-        out[sampled] = top_p_sample(logits[sampled], self.temperature, self.top_p, [gens[j] for j in sampled])
+        if sampled:  # a row's draw depends only on its own logits and generator, so a subset draws the same
+            out[sampled] = top_p_sample(logits[sampled], self.temperature, self.top_p, [gens[j] for j in sampled])
         return out.cpu()
