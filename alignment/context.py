@@ -61,6 +61,6 @@ class Context:
 
     def log(self, message: str) -> None:
         if not self.quiet:
-            from alignment.console import detail
+            from alignment.runtime.console import detail
 
             detail(message)  # the run log under `alignment run`, the console otherwise

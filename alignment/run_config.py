@@ -11,15 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from alignment.attribution import AttributionConfig
+from alignment.analysis.bon import BonConfig
+from alignment.analysis.report import ReportConfig
 from alignment.audit.config import AuditConfig
-from alignment.bon import BonConfig
+from alignment.augment.attribution import AttributionConfig
 from alignment.config import apply_overrides, check, doc, from_dict, read_yaml
 from alignment.dpo.config import DPOConfig
 from alignment.executor import ExecutorConfig
 from alignment.generation.base import GenerationConfig
 from alignment.judge.base import JudgeConfig
-from alignment.report import ReportConfig
 from alignment.reward.base import RewardConfig
 from alignment.tasks import TASKS, TaskConfig
 

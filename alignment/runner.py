@@ -23,11 +23,11 @@ from typing import Any
 import yaml
 
 from alignment.config import config_hash, to_dict
-from alignment.console import stage_line
 from alignment.context import Context
 from alignment.errors import UserError, did_you_mean
 from alignment.executor import executing
 from alignment.run_config import RunConfig
+from alignment.runtime.console import stage_line
 from alignment.store import RunDir, locked, make_folder, write_text
 from alignment.tasks import TASKS
 

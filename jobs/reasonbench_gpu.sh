@@ -29,7 +29,7 @@ import sys
 import yaml
 
 from alignment.generation.models import load_tokenizer
-from alignment.presets import resolve
+from alignment.organism.presets import resolve
 
 rb = yaml.safe_load(open(sys.argv[1]))["reasonbench"]
 assert len(rb["seeds"]) == 5, f"{sys.argv[2]}: expected 5 seeds, got {rb['seeds']}"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from alignment.attribution import AttributionConfig
-from alignment.bon import BonConfig
+from alignment.analysis.bon import BonConfig
+from alignment.augment.attribution import AttributionConfig
 from alignment.context import Context
 from alignment.judge import JudgeConfig
 from alignment.reward.scoring import final_rewards

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from alignment.attribution import AttributionConfig, attribute_responses
+from alignment.augment.attribution import AttributionConfig, attribute_responses
 
 
 def table(rows: list[tuple[str, str, int, int | None, bool]]) -> pd.DataFrame:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from alignment.attribution import AttributionConfig, attribute_responses
 from alignment.audit.accounting import account, feature_golds, strategy_cases
+from alignment.augment.attribution import AttributionConfig, attribute_responses
 from alignment.tasks.base import finish_row, source
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from alignment.attribution import AttributionConfig, attribute_responses
 from alignment.audit.config import AuditConfig
+from alignment.augment.attribution import AttributionConfig, attribute_responses
 from alignment.context import Context
 from alignment.generation.base import GenerationConfig
 from alignment.generation.sampling import run_generation

@@ -201,7 +201,7 @@ def test_valid_neighbours_still_build_and_judge(tmp_path: Path, capsys: pytest.C
 
 
 def test_judge_sample_refuses_a_task_other_than_the_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from alignment.judge.sample import _task_of
+    from alignment.judge_error.sample import _task_of
 
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({"task": {"name": "mathbook"}}))
     assert _task_of(tmp_path, None) == _task_of(tmp_path, "mathbook") == "mathbook"
@@ -286,7 +286,7 @@ def test_error_after_an_open_progress_bar_starts_its_own_line(error: str, tmp_pa
     cannot load): the bar is closed first, so the error is a line of its own."""
     from tqdm.auto import tqdm
 
-    import alignment.commands
+    import alignment.cli.pipeline
     from alignment.errors import UserError
 
     def fails_mid_loop(args: object) -> int:
@@ -295,7 +295,7 @@ def test_error_after_an_open_progress_bar_starts_its_own_line(error: str, tmp_pa
         raise UserError("cannot load the model") if error == "user" else RuntimeError("a bug")
 
     monkeypatch.setenv("ALIGNMENT_LOG_DIR", str(tmp_path))
-    monkeypatch.setattr(alignment.commands, "cmd_config", fails_mid_loop)
+    monkeypatch.setattr(alignment.cli.pipeline, "cmd_config", fails_mid_loop)
     code, err = run(["config", "show"], capsys)
     assert code == (2 if error == "user" else 1)
     ours = [line for line in err.split("\n") if "alignment:" in line]
@@ -312,7 +312,7 @@ def test_run_label_sample_must_be_an_integer(sample: object, tmp_path: Path) -> 
     from fake_run import fake_run, label_sample
 
     from alignment.errors import UserError
-    from alignment.judge.run_labels import check_labels
+    from alignment.judge_error.run_labels import check_labels
 
     run = fake_run(tmp_path / "run")
     rows = label_sample(run, n=3, flip_every=100, unlabelled=0)

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from alignment import bench
 from alignment.generation.base import chat_for
+from alignment.measure import bench
 
 ARGS = dict(n=4, new_tokens=3, steps=1, short_tokens=10, skip_batched_step=False)
 CHAT = chat_for("You are a careful math tutor.", "Problem 1: x = 12 + 3. Options: (A) 12 (B) 15 (C) 18. " * 6)
@@ -31,7 +31,7 @@ def test_decode_section(tiny_llama_dir: Path, monkeypatch, auto: str) -> None:
 
 
 def test_greedy_section_times_both_ways_with_the_same_texts(tiny_llama_dir: Path, capsys) -> None:
-    from alignment.bench_greedy import bench_greedy, print_greedy
+    from alignment.measure.greedy import bench_greedy, print_greedy
 
     args = argparse.Namespace(greedy_prompts=3, greedy_samples=2, greedy_prompt_tokens=60, greedy_new_tokens=4)
     r = bench_greedy(args, str(tiny_llama_dir))
@@ -62,7 +62,7 @@ def test_judge_line_needs_no_model(capsys) -> None:
     assert line["judge_biasqa_sentences"] > 100 and line["judge_mathbook_cpu_s"] >= 0
 
 
-# --- `alignment bench --device DEV --shape NAME` (alignment/bench_device.py) ---
+# --- `alignment bench --device DEV --shape NAME` (alignment/measure/device.py) ---
 
 
 @pytest.mark.parametrize("shape, total, counted", [
@@ -74,7 +74,7 @@ def test_judge_line_needs_no_model(capsys) -> None:
 def test_paper_shapes_have_the_published_sizes(shape: str, total: int, counted: int) -> None:
     import torch
 
-    from alignment.bench_shapes import SHAPES, build, params
+    from alignment.measure.shapes import SHAPES, build, params
 
     model = build(SHAPES.get(shape), "causal", "meta", torch.bfloat16)  # no memory: shapes only
     assert (params(model, embeddings=True), params(model)) == (total, counted)

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from alignment.bon import BonConfig, best_of_n, headline_n, pick_weights
+from alignment.analysis.bon import BonConfig, best_of_n, headline_n, pick_weights
+from alignment.augment.strategies import REWARD_VARIANTS
 from alignment.errors import UserError
-from alignment.strategies import REWARD_VARIANTS
 
 
 def select(rewards: np.ndarray, subset: list[int]) -> int:
@@ -78,7 +78,7 @@ def test_variants_that_rank_alike_pick_alike() -> None:
 
 
 def test_ack_comparison_intervals_and_paired_difference() -> None:
-    from alignment.bon import ack_comparison, per_example
+    from alignment.analysis.bon import ack_comparison, per_example
 
     per = per_example(synthetic(n_examples=12), BonConfig(ns=[1, 8]))
     cmp = ack_comparison(per).set_index(["N", "reward"])
@@ -93,8 +93,8 @@ def test_ack_comparison_intervals_and_paired_difference() -> None:
 
 
 def test_report_shows_rm_and_augmented_variants_side_by_side() -> None:
-    from alignment.bon import ack_comparison, per_example
-    from alignment.report import ack_section
+    from alignment.analysis.bon import ack_comparison, per_example
+    from alignment.analysis.report import ack_section
 
     cmp = ack_comparison(per_example(synthetic(n_examples=6), BonConfig(ns=[1, 8])))
     text = "\n".join(ack_section(cmp))
@@ -104,7 +104,7 @@ def test_report_shows_rm_and_augmented_variants_side_by_side() -> None:
 
 
 def test_ack_control_compares_original_with_counterfactual() -> None:
-    from alignment.bon import ack_control_table, per_example
+    from alignment.analysis.bon import ack_control_table, per_example
 
     table = synthetic(n_examples=10)
     # On counterfactual prompts no sample acknowledges: the original picks under rm_d (always the
@@ -118,7 +118,7 @@ def test_ack_control_compares_original_with_counterfactual() -> None:
 
 
 def test_report_says_when_the_original_rate_does_not_exceed_the_control(tmp_path) -> None:
-    from alignment.report import control_section
+    from alignment.analysis.report import control_section
     from alignment.store import RunDir, write_parquet
 
     run = RunDir(tmp_path)
@@ -133,8 +133,8 @@ def test_report_says_when_the_original_rate_does_not_exceed_the_control(tmp_path
 def test_bon_stage_marks_the_headline_n_that_report_and_sweep_use(tmp_path) -> None:
     from fake_run import fake_run
 
-    from alignment.bon import marked_headline
-    from alignment.sweep import headline
+    from alignment.analysis.bon import marked_headline
+    from alignment.cli.sweep import headline
 
     run = fake_run(tmp_path / "run", n_samples=4)  # ns [1, 2, 4]: 2 is the largest N with 2N <= 4
     per = pd.read_parquet(run.path / "bon" / "per_example.parquet")

@@ -1,5 +1,5 @@
-"""The best-of-N curve corrected for the judge's error at every N (`alignment.judge.bon_estimates`,
-`alignment.judge.run_estimates.curve_lines`): `pytest -q tests/test_bon_estimates.py`."""
+"""The best-of-N curve corrected for the judge's error at every N (`alignment.judge_error.bon_estimates`,
+`alignment.judge_error.run_estimates.curve_lines`): `pytest -q tests/test_bon_estimates.py`."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 from fake_run import fake_run, label_sample
 
-from alignment.bon import BonConfig, best_of_n
+from alignment.analysis.bon import BonConfig, best_of_n
 from alignment.context import Context
-from alignment.judge.bon_estimates import curve_coefficients, figure_name
-from alignment.judge.run_estimates import (
+from alignment.judge_error.bon_estimates import curve_coefficients, figure_name
+from alignment.judge_error.run_estimates import (
     coefficients,
     corrected_figures,
     curve_lines,

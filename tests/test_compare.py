@@ -10,7 +10,7 @@ import pytest
 from fake_run import fake_dpo_eval, fake_run
 
 from alignment.cli import main
-from alignment.compare import compare_runs, compare_tables, per_example_metrics
+from alignment.cli.compare import compare_runs, compare_tables, per_example_metrics
 from alignment.store import RunDir
 
 

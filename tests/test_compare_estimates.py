@@ -1,5 +1,5 @@
-"""`alignment compare`'s corrected A − B rows (`alignment.judge.compare_estimates`) and the
-difference of two independent PPI estimates (`alignment.judge.ppi.independent_difference`):
+"""`alignment compare`'s corrected A − B rows (`alignment.judge_error.compare_estimates`) and the
+difference of two independent PPI estimates (`alignment.judge_error.ppi.independent_difference`):
 `pytest -q tests/test_compare_estimates.py`. Tiny fake runs and synthetic tables, no model."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 from fake_run import fake_dpo_eval, fake_run, label_sample
 
 from alignment.cli import main
-from alignment.compare import compare_runs
-from alignment.judge.compare_estimates import labelled_figures
-from alignment.judge.ppi import independent_difference, ppi_rate
+from alignment.cli.compare import compare_runs
+from alignment.judge_error.compare_estimates import labelled_figures
+from alignment.judge_error.ppi import independent_difference, ppi_rate
 from alignment.store import RunDir
 
 

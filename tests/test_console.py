@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from alignment.console import detail, quiet_trainer, run_log, stage_line
+from alignment.runtime.console import detail, quiet_trainer, run_log, stage_line
 
 
 def test_details_and_warnings_go_to_the_log(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

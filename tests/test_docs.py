@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from alignment.config_reference import reference
+from alignment.cli.config_reference import reference
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]

@@ -1,5 +1,5 @@
-"""dpo-eval's acknowledgment figures with the judge's error (`alignment.judge.dpo_estimates`,
-`alignment.judge.dpo_labels`, `alignment judge sample RUN --stage dpo-eval`):
+"""dpo-eval's acknowledgment figures with the judge's error (`alignment.judge_error.dpo_estimates`,
+`alignment.judge_error.dpo_labels`, `alignment judge sample RUN --stage dpo-eval`):
 `pytest -q tests/test_dpo_estimates.py`. Tiny fake runs, no model."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from alignment.cli import main
 from alignment.context import Context
 from alignment.dpo.effects import effects_table
 from alignment.errors import UserError
-from alignment.judge.dpo_estimates import coefficients, dpo_figures
-from alignment.judge.dpo_labels import KEYS, read_dpo_labels, response_table
+from alignment.judge_error.dpo_estimates import coefficients, dpo_figures
+from alignment.judge_error.dpo_labels import KEYS, read_dpo_labels, response_table
 from alignment.stages.report import label_files, report
 from alignment.store import RunDir, write_text
 from alignment.tasks import TASKS
@@ -166,7 +166,7 @@ def test_sample_without_dpo_eval_is_one_line(tmp_path: Path, capsys: pytest.Capt
 
 
 def test_sweep_notes_on_the_dpo_table(run: RunDir, tmp_path: Path) -> None:
-    from alignment.judge.dpo_estimates import dpo_sweep_notes
+    from alignment.judge_error.dpo_estimates import dpo_sweep_notes
 
     missing = {"seed 2": tmp_path / "not-run-yet"}
     assert dpo_sweep_notes(missing) == []  # no dpo-eval anywhere: the sweep has no DPO table to qualify

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from alignment.generation.models import EMBEDDED
-from alignment.presets import resolve
+from alignment.organism.presets import resolve
 from alignment.run_config import load_config
 from alignment.runner import prepare_run_dir, run_all
 

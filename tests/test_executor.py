@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from alignment.commands import _with_executor
+from alignment.cli.pipeline import _with_executor
 from alignment.config import from_dict
 from alignment.errors import UserError
 from alignment.executor import ExecutorConfig, ShardGroup, executing, groups
@@ -386,7 +386,7 @@ def fails_on_one(item: int) -> int:
 
 
 def test_a_failed_task_does_not_stop_the_others_and_is_one_line(tmp_path, ray_cluster) -> None:
-    from alignment.fanout import run_each
+    from alignment.runtime.fanout import run_each
 
     got: list[int] = []
     with pytest.raises(UserError, match="^item 1: bad input$"):

@@ -12,11 +12,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from alignment.analysis.stats import wilson_interval
 from alignment.cli import main
 from alignment.judge import Verdict
-from alignment.judge.card import judge_card, wilson
-from alignment.judge.split import dev_parts
-from alignment.stats import wilson_interval
+from alignment.judge_error.card import judge_card, wilson
+from alignment.judge_error.split import dev_parts
 
 
 def test_card_numbers_match_a_hand_count() -> None:

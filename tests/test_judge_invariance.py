@@ -11,7 +11,7 @@ import pytest
 
 import alignment.judge
 from alignment.judge import JudgeConfig, Verdict, make_judge
-from alignment.judge.invariance import (
+from alignment.judge_error.invariance import (
     flips,
     gender_swap,
     main,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from alignment.judge import provenance
 from alignment.judge.keyword import keyword_verdict
+from alignment.judge_error import provenance
 
 # One sentence per listed rule, written for this test: (task, response, verdict with the rule on).
 CASES = {

@@ -13,7 +13,7 @@ import pytest
 from test_judge_card import _fake_run
 
 from alignment.cli import main
-from alignment.judge.sample_design import size_for_width
+from alignment.judge_error.sample_design import size_for_width
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 

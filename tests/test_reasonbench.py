@@ -171,9 +171,9 @@ def test_bad_input_is_a_user_error(tmp_path: Path) -> None:
 
 def test_cli_build_and_audit_exit_codes(built: tuple[Path, pd.DataFrame], tmp_path: Path) -> None:
     from alignment.cli import COMMANDS
-    from alignment.reasonbench.cli import register
+    from alignment.cli.reasonbench import register
 
-    assert "alignment.reasonbench.cli" in COMMANDS
+    assert "alignment.cli.reasonbench" in COMMANDS
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())
     small = tmp_path / "small"

@@ -55,7 +55,7 @@ def test_receipt_label_and_bad_kind(small: Path) -> None:
 
 
 def test_cli_baseline(small: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from alignment.reasonbench.cli import register
+    from alignment.cli.reasonbench import register
 
     parser = argparse.ArgumentParser()
     register(parser.add_subparsers())

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from alignment.attribution import AttributionConfig, attribute_example
+from alignment.augment.attribution import AttributionConfig, attribute_example
 from alignment.context import Context
 from alignment.errors import UserError
 from alignment.generation.base import GenerationConfig

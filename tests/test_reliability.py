@@ -450,13 +450,13 @@ def test_judge_jsonl_round_trips(tmp_path: Path, capsys: pytest.CaptureFixture[s
 
 def test_internal_error_is_one_line_with_a_log(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    import alignment.commands
+    import alignment.cli.pipeline
 
     def boom(args: object) -> int:
         raise RuntimeError("a bug")
 
     monkeypatch.setenv("ALIGNMENT_LOG_DIR", str(tmp_path))
-    monkeypatch.setattr(alignment.commands, "cmd_config", boom)
+    monkeypatch.setattr(alignment.cli.pipeline, "cmd_config", boom)
     code, err = run_case(["config", "show"], capsys)
     assert code == 1 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
     log = Path(err.strip().rsplit(" ", 1)[1])

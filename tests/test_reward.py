@@ -8,15 +8,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from alignment.attribution import AttributionConfig, attribute_responses
-from alignment.bon import BonConfig, best_of_n
+from alignment.analysis.bon import BonConfig, best_of_n
+from alignment.augment.attribution import AttributionConfig, attribute_responses
+from alignment.augment.strategies import REWARD_VARIANTS
 from alignment.context import Context
 from alignment.generation.base import chat_for
 from alignment.reward import RewardConfig, make_reward_model
 from alignment.reward.scoring import final_rewards
 from alignment.stages.score import score
 from alignment.store import RunDir, write_parquet
-from alignment.strategies import REWARD_VARIANTS
 from alignment.tasks import TASKS
 
 PROMPT = chat_for("You are careful.", "What is two plus two? Options: (A) 3 (B) 4")

@@ -1,4 +1,4 @@
-"""A run's acknowledgment figures with the judge's error (`alignment.judge.run_estimates`):
+"""A run's acknowledgment figures with the judge's error (`alignment.judge_error.run_estimates`):
 `pytest -q tests/test_run_estimates.py`."""
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ import pandas as pd
 import pytest
 from fake_run import fake_run, label_sample
 
-from alignment.bon import BonConfig, per_example
+from alignment.analysis.bon import BonConfig, per_example
 from alignment.context import Context
-from alignment.judge.run_estimates import (
+from alignment.judge_error.run_estimates import (
     coefficients,
     corrected_figures,
     load_judge_error,
     uncorrected_lines,
 )
-from alignment.judge.run_labels import check_labels
+from alignment.judge_error.run_labels import check_labels
 from alignment.stages.report import report
 from alignment.store import RunDir
 from alignment.tasks import TASKS
@@ -37,7 +37,7 @@ def run(base: RunDir, tmp_path: Path) -> RunDir:
 
 
 def _table(run: RunDir) -> pd.DataFrame:
-    from alignment.judge.run_estimates import response_table
+    from alignment.judge_error.run_estimates import response_table
 
     return response_table(run)
 
@@ -113,7 +113,7 @@ def test_judge_error_file_matches_its_command() -> None:
 
 
 def test_compare_notes_each_runs_corrected_figures(run: RunDir, tmp_path: Path) -> None:
-    from alignment.compare import compare_runs
+    from alignment.cli.compare import compare_runs
 
     other = RunDir(shutil.copytree(run.path, tmp_path / "other"))
     label_sample(run, n=24, flip_every=5, unlabelled=0)
@@ -129,7 +129,7 @@ def test_compare_notes_each_runs_corrected_figures(run: RunDir, tmp_path: Path) 
 
 
 def test_sweep_notes(run: RunDir, tmp_path: Path) -> None:
-    from alignment.judge.run_estimates import sweep_notes
+    from alignment.judge_error.run_estimates import sweep_notes
 
     other = RunDir(shutil.copytree(run.path, tmp_path / "other"))
     seeds = {"seed 0": run.path, "seed 1": other.path, "seed 2": tmp_path / "not-run-yet"}

@@ -13,7 +13,7 @@ from fake_run import fake_run, label_sample
 
 from alignment.config import from_dict
 from alignment.errors import UserError
-from alignment.judge.run_labels import check_labels, find_labels
+from alignment.judge_error.run_labels import check_labels, find_labels
 from alignment.run_config import RunConfig
 from alignment.runner import run_stage
 from alignment.store import RunDir
@@ -104,7 +104,7 @@ def test_report_stage_reruns_when_labels_appear_or_change(run: RunDir, tmp_path:
 
 
 def test_the_labels_key_does_not_depend_on_the_run_dirs_path(run: RunDir, tmp_path: Path) -> None:
-    from alignment.judge.run_labels import fingerprint
+    from alignment.judge_error.run_labels import fingerprint
 
     label_sample(run, n=4)
     copy = shutil.copytree(run.path, tmp_path / "elsewhere" / "copy")

@@ -7,8 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from alignment.analysis.stats import (
+    hierarchical_bootstrap,
+    holm,
+    mean_se,
+    paired_bootstrap,
+    wilson_interval,
+)
 from alignment.errors import UserError
-from alignment.stats import hierarchical_bootstrap, holm, mean_se, paired_bootstrap, wilson_interval
 
 
 def test_existing_helpers_still_work() -> None:

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 import yaml
 
+from alignment.analysis.stats import paired_bootstrap
 from alignment.cli import main
+from alignment.cli.sweep import Criterion, headline, headline_holds, parse_seeds, table
 from alignment.errors import UserError
-from alignment.stats import paired_bootstrap
-from alignment.sweep import Criterion, headline, headline_holds, parse_seeds, table
 
 
 def test_sweep_runs_each_seed_and_summarises(tmp_path: Path, tiny_llama_dir: Path, capsys: pytest.CaptureFixture) -> None:
@@ -86,7 +86,7 @@ def test_bad_seeds_are_one_line_errors(text: str) -> None:
 def test_dpo_rows_from_summary(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import json
 
-    from alignment.sweep import dpo_markdown, dpo_rows
+    from alignment.cli.sweep import dpo_markdown, dpo_rows
 
     assert dpo_rows(tmp_path, 0) == []  # no DPO evaluation in this run
     iv = lambda e, lo, hi: {"est": e, "lo": lo, "hi": hi}  # noqa: E731

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from alignment import threads
 from alignment.cli import main
+from alignment.runtime import threads
 
 
 class Machine:

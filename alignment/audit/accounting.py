@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from alignment.analysis.stats import wilson_interval
 from alignment.receipts.accounting import classify, failure_accounting, reason_debt
 from alignment.receipts.cube import execute_cube
 from alignment.receipts.prediction import Outcome, Prediction
@@ -36,7 +37,6 @@ from alignment.receipts.runner import (
     pool_from_responses,
     source_names,
 )
-from alignment.stats import wilson_interval
 from alignment.tasks.base import protected_source
 
 Cases = list[tuple[Outcome, Prediction]]

@@ -14,11 +14,11 @@ from typing import Any
 
 import pandas as pd
 
+from alignment.analysis.stats import wilson_interval
 from alignment.audit.responses import Parse
 from alignment.audit.reward import response_pairs
 from alignment.audit.summary import summary_row, verdict_pair, violation
 from alignment.judge.base import Judge
-from alignment.stats import wilson_interval
 
 Row = Mapping[str, Any]
 

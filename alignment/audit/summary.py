@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterable
 from typing import Any
 
+from alignment.analysis.stats import wilson_interval
 from alignment.receipts.consistency import Pair, Transformation, paired_consistency
 from alignment.receipts.prediction import Prediction
-from alignment.stats import wilson_interval
 
 KIND = {
     "book_order": Transformation.PERMUTATION,

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from alignment.augment.strategies import REWARD_VARIANTS as DPO_VARIANTS
 from alignment.config import check, doc
-from alignment.strategies import REWARD_VARIANTS as DPO_VARIANTS
 
 
 @dataclass

@@ -5,7 +5,7 @@ is the mean over its responses to that example's original (or counterfactual) pr
 acknowledgment rate (the judge's verdict) or the accuracy. An effect A − B compares two policies
 on the same held-out examples:
 - pooled: one paired bootstrap over seeds and examples (crossed: seeds and examples are both
-  resampled, `alignment.stats.paired_bootstrap`), so the interval carries the spread between
+  resampled, `alignment.analysis.stats.paired_bootstrap`), so the interval carries the spread between
   training seeds as well as between prompts;
 - per seed: the same over examples for one training seed.
 The base policy has no training seed; against it, each seed's policy is paired with the base's
@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from alignment.stats import paired_bootstrap
+from alignment.analysis.stats import paired_bootstrap
 
 BASE = "base"
 # summary.json's names: (prompt variant, response column).

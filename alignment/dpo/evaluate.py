@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from alignment.augment.strategies import ORDER
 from alignment.cache import keyed_dir
 from alignment.config import config_hash, to_dict
 from alignment.dpo.config import DPOConfig
@@ -31,7 +32,6 @@ from alignment.dpo.train import pick_device
 from alignment.generation import GenerationConfig
 from alignment.generation.sampling import Parse, run_generation
 from alignment.store import RunDir
-from alignment.strategies import ORDER
 from alignment.tasks import parse_answer
 
 BASE = "base"
@@ -72,7 +72,7 @@ def policy_generator(gcfg: GenerationConfig, adapter: Path | None) -> Any:
     from transformers import AutoModelForCausalLM
 
     from alignment.generation.models import load_model, load_tokenizer
-    from alignment.presets import resolve
+    from alignment.organism.presets import resolve
 
     path = resolve(gcfg.model)
     base = load_model(AutoModelForCausalLM, path, gcfg.dtype, gcfg.device, gcfg.trust_remote_code)

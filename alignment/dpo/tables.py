@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from alignment.stats import excludes_zero
+from alignment.analysis.stats import excludes_zero
 from alignment.store import RunDir, atomic_path, write_text
 
 PARTS = (("orig", "orig"), ("cf", "cf"), ("gap", "orig − cf"))
@@ -104,7 +104,7 @@ def dpo_report_section(run: RunDir) -> list[str]:
         return []
     train = run.manifest("dpo-train") or {}
     # Issue 36: human labels of dpo-eval's responses correct its acknowledgment figures.
-    from alignment.judge.dpo_estimates import dpo_corrected_lines
+    from alignment.judge_error.dpo_estimates import dpo_corrected_lines
 
     corrected = dpo_corrected_lines(run)
     return [*_section_head(run, manifest, train), *_pair_stats(run), table.read_text().rstrip(), "",

@@ -118,7 +118,7 @@ def load_policy(dcfg: DPOConfig, device: str) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM
 
     from alignment.generation.models import load_model, load_tokenizer, resolve_dtype
-    from alignment.presets import resolve
+    from alignment.organism.presets import resolve
 
     path = resolve(dcfg.model)
     # fp32 weights on CPU (bf16 there is autocast, `mixed_bf16`); elsewhere the config's rule.
@@ -293,7 +293,7 @@ def build_trainer(dcfg: DPOConfig, model: Any, tok: Any, train: pd.DataFrame, va
     top = None if dcfg.lora_layers is None else list(range(max(0, n_layers - dcfg.lora_layers), n_layers))
     lora = LoraConfig(r=dcfg.lora_r, lora_alpha=dcfg.lora_alpha, lora_dropout=dcfg.lora_dropout,
                       target_modules=list(dcfg.target_modules), layers_to_transform=top, task_type="CAUSAL_LM")
-    from alignment.console import quiet_trainer
+    from alignment.runtime.console import quiet_trainer
 
     return quiet_trainer(trainer_cls(
         model=model,

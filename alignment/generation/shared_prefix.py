@@ -31,7 +31,7 @@ from typing import Any
 
 import torch
 
-import alignment.threads as threads
+import alignment.runtime.threads as threads
 from alignment.generation.draws import Pick
 
 SUPPORTED = ("llama",)

@@ -32,7 +32,7 @@ from typing import Any
 import torch
 
 import alignment.generation.shared_prefix as sp
-import alignment.threads as threads
+import alignment.runtime.threads as threads
 from alignment.generation.draws import Pick
 
 MIN_CACHE = 256

@@ -11,7 +11,7 @@ from typing import Any
 
 from alignment.errors import UserError
 from alignment.generation.base import GENERATORS, Chat, GenerationConfig
-from alignment.presets import resolve
+from alignment.organism.presets import resolve
 
 
 class VLLMGenerator:

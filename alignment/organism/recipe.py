@@ -1,6 +1,6 @@
 """What a model organism is trained from (`Recipe`) and the cache key of a shipped one.
 
-Kept apart from `train.py` so that resolving an organism's name (`alignment.presets.resolve`,
+Kept apart from `train.py` so that resolving an organism's name (`alignment.organism.presets.resolve`,
 stage keys) reads the shipped adapter's manifest and hashes a few fields, without importing the
 training-data builders or TRL. Whether a shipped adapter still matches its recipe's data is
 checked where adapters are made (`alignment organism ship`) and by tests/test_organism.py.

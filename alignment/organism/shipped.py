@@ -59,7 +59,7 @@ def usable(name: str, recipe_hash: str, root: Path | None = None) -> Path | None
 
 def export(name: str, trained: Path, recipe: Any, recipe_hash: str, root: Path | None = None, cpu: str = "unknown") -> Path:
     """Copy a freshly trained cache entry's adapter into the package, with its provenance (`cpu`:
-    the machine's CPU model, passed in because alignment.bench imports this package)."""
+    the machine's CPU model, passed in because alignment.measure.bench imports this package)."""
     import peft
     import torch
     import transformers

@@ -104,8 +104,8 @@ def train_policy(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
     from transformers import set_seed
     from trl import SFTConfig, SFTTrainer
 
-    from alignment.console import quiet_trainer
     from alignment.generation.models import load_tokenizer
+    from alignment.runtime.console import quiet_trainer
 
     tok = load_tokenizer(str(base))
     tok.padding_side = "right"  # training pads on the right; generation sets left itself
@@ -140,8 +140,8 @@ def train_reward(recipe: Recipe, base: Path, data: list[dict[str, Any]], out: Pa
     from transformers import set_seed
     from trl import RewardConfig, RewardTrainer
 
-    from alignment.console import quiet_trainer
     from alignment.generation.models import load_tokenizer
+    from alignment.runtime.console import quiet_trainer
 
     tok = load_tokenizer(str(base))
     tok.padding_side = "right"

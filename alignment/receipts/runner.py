@@ -41,6 +41,7 @@ from typing import Any
 
 import pandas as pd
 
+from alignment.augment.strategies import draw_counterfactual
 from alignment.cache import keyed_dir
 from alignment.config import config_hash
 from alignment.errors import UserError
@@ -48,7 +49,6 @@ from alignment.generation.base import GenerationConfig, Generator, chat_for, sam
 from alignment.generation.sampling import batches, response_rows
 from alignment.receipts.cube import Cube, Verdict, execute_cube
 from alignment.store import read_parquet, write_parquet
-from alignment.strategies import draw_counterfactual
 from alignment.tasks.base import protected_source, render_hybrid
 
 INVALID = -1

@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import torch
 
-import alignment.threads as threads
+import alignment.runtime.threads as threads
 from alignment.config import check, check_device, doc
 from alignment.generation.base import Chat
 from alignment.registry import Registry

@@ -20,7 +20,7 @@ import torch
 from alignment.errors import UserError
 from alignment.generation.base import Chat
 from alignment.generation.models import load_model, load_tokenizer, pick_device
-from alignment.presets import resolve
+from alignment.organism.presets import resolve
 from alignment.reward.base import (
     REWARD_MODELS,
     RewardConfig,

@@ -16,7 +16,7 @@ import torch
 
 from alignment.generation.base import Chat
 from alignment.generation.models import load_model, load_tokenizer, pick_device
-from alignment.presets import resolve
+from alignment.organism.presets import resolve
 from alignment.reward.base import (
     REWARD_MODELS,
     RewardConfig,

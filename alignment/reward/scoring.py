@@ -21,9 +21,9 @@ from typing import Any
 
 import pandas as pd
 
+from alignment.augment.strategies import final_rewards as strategy_rewards
 from alignment.generation.base import chat_for
 from alignment.reward.base import RewardModel
-from alignment.strategies import final_rewards as strategy_rewards
 
 
 def receipt_scores(rm: RewardModel, prompt: Any, part: pd.DataFrame, receipt_suffix: dict[int, str]) -> dict[int, float]:
@@ -85,7 +85,7 @@ def _as_lists(receipt: Iterable[Iterable[str]]) -> list[list[str]]:
 
 def final_rewards(scores: pd.DataFrame, attrib: pd.DataFrame) -> pd.DataFrame:
     """Join attribution flags onto original responses and derive the per-strategy rewards
-    (`alignment.strategies`); counterfactual responses never fire."""
+    (`alignment.augment.strategies`); counterfactual responses never fire."""
     cols = ["example_id", "sample", "d", "c", "p_d", "p_c"]
     df = scores.merge(attrib[cols].assign(variant="orig"), on=["example_id", "variant", "sample"], how="left")
     orig = df["variant"] == "orig"

@@ -2,12 +2,12 @@
 
 Reads `generate/` (and `receipts/` when `attribution.receipts` is on), writes
 `attribute/data.parquet`: one row per original response with `d`, `c`, `p_d`, `p_c`, the drawn
-`cf_sample` (and `receipt`). See `alignment.attribution` for the definitions.
+`cf_sample` (and `receipt`). See `alignment.augment.attribution` for the definitions.
 """
 
 from __future__ import annotations
 
-from alignment.attribution import AttributionConfig, attach_receipts, attribute_responses
+from alignment.augment.attribution import AttributionConfig, attach_receipts, attribute_responses
 from alignment.context import Context
 from alignment.store import write_parquet
 

@@ -1,16 +1,16 @@
 """`alignment bon CONFIG --out DIR`: best-of-N curves and the acknowledgment comparison.
 
 Reads `generate/`, `score/` and `ack/`, writes `bon/bon.csv` (and `data.parquet`; its
-`headline` column marks the N of the headline, `alignment.bon.headline_n`),
+`headline` column marks the N of the headline, `alignment.analysis.bon.headline_n`),
 `bon/per_example.parquet`, `bon/ack_comparison.csv`, `bon/ack_control.csv` (original vs
-counterfactual acknowledgment of the picks, the control) and `bon/bon.png` (`alignment.bon`).
+counterfactual acknowledgment of the picks, the control) and `bon/bon.png` (`alignment.analysis.bon`).
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from alignment.bon import (
+from alignment.analysis.bon import (
     BonConfig,
     ack_comparison,
     ack_control_table,

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from alignment.attribution import AttributionConfig
+from alignment.augment.attribution import AttributionConfig
 from alignment.config import config_hash, to_dict
 from alignment.context import Context
 from alignment.generation.base import Generator, select_splits

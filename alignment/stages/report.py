@@ -1,22 +1,22 @@
 """`alignment report CONFIG --out DIR`: `report.md` and `report.html` at the top of the run dir.
 
 Reads the artifacts of generate, attribute, bon (and the DPO and audit stages when present) and
-formats the numbers they computed (`alignment.report`, `alignment.dpo.tables`); `report.html`
+formats the numbers they computed (`alignment.analysis.report`, `alignment.dpo.tables`); `report.html`
 (`alignment.viewer`) shows the same sections plus a per-example browser. Human labels of the
 run's responses (`report.labels`, default RUN/judge_sample/sample_labelled.jsonl; see
-`alignment.judge.run_labels`) add the judge card against them and every disagreement; the
+`alignment.judge_error.run_labels`) add the judge card against them and every disagreement; the
 labels file is part of the stage key, so labels that appear or change rebuild the report.
 """
 
 from __future__ import annotations
 
+from alignment.analysis.report import ReportConfig, labels_section, write_report
 from alignment.audit.report import audit_section
 from alignment.context import Context
 from alignment.dpo.tables import dpo_report_section
-from alignment.judge.dpo_labels import fingerprint as dpo_fingerprint
-from alignment.judge.run_estimates import corrected_section
-from alignment.judge.run_labels import check_labels, fingerprint
-from alignment.report import ReportConfig, labels_section, write_report
+from alignment.judge_error.dpo_labels import fingerprint as dpo_fingerprint
+from alignment.judge_error.run_estimates import corrected_section
+from alignment.judge_error.run_labels import check_labels, fingerprint
 from alignment.store import RunDir
 from alignment.viewer import write_html_report
 
@@ -28,7 +28,7 @@ def audit_rows(ctx: Context) -> list[str]:
 
 def label_files(cfg: ReportConfig | None, run: RunDir) -> dict[str, str | None]:
     """The runner's `files` hook: the labels files' content hashes (the run's own and
-    dpo-eval's, `alignment.judge.dpo_labels`), part of the stage key."""
+    dpo-eval's, `alignment.judge_error.dpo_labels`), part of the stage key."""
     return fingerprint(run.path, (cfg or ReportConfig()).labels) | dpo_fingerprint(run.path)
 
 

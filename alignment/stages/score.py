@@ -3,7 +3,7 @@
 Reads `build/`, `generate/` and `attribute/`, writes `score/data.parquet` with `reward_plain`,
 `reward_augmented` (the task's acknowledgment sentence appended; original responses only), the
 receipt-worded `reward_receipt` when receipts are on, and one column per strategy
-(`alignment.strategies`). Each example is committed as its own shard, so an interrupted run
+(`alignment.augment.strategies`). Each example is committed as its own shard, so an interrupted run
 resumes where it stopped.
 """
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from alignment.errors import UserError
-from alignment.jsonl import read_objects
+from alignment.runtime.jsonl import read_objects
 from alignment.tasks.base import (
     LETTERS,
     Built,

@@ -1,6 +1,6 @@
 """report.md → HTML for the page's summary, so the page shows exactly report.md's numbers.
 
-Only the subset `alignment.report` writes: `#`/`##` headings, pipe tables, `- ` lists, image
+Only the subset `alignment.analysis.report` writes: `#`/`##` headings, pipe tables, `- ` lists, image
 lines (embedded as base64 data URIs, so the page works from file:// on its own) and paragraphs
 with **bold**, *italic* and `code`.
 """

@@ -38,7 +38,7 @@ def json_blob(data: Any) -> Markup:
 
 
 def render_page(run: RunDir, report_md: str, title: str, task: Any, labels: Any = None) -> str:
-    """`labels`: an `alignment.judge.run_labels.LabelCheck` (None: not checked, nothing shown)."""
+    """`labels`: an `alignment.judge_error.run_labels.LabelCheck` (None: not checked, nothing shown)."""
     resp = response_table(run)
     data = browser_data(run, labels.labels() if labels is not None else {})
     data["task"] = {"name": task.name, "metric": task.metric_label, "feature": task.feature}

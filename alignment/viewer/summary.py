@@ -3,7 +3,7 @@
 The counterfactual prompt lacks the protected feature, so the judge's acknowledgment rate on
 counterfactual responses is its control: the original rate means something only next to it.
 Intervals are Wilson (rates) and the paired bootstrap over examples (the orig − cf gap), both
-from `alignment.stats`.
+from `alignment.analysis.stats`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from alignment.stats import paired_bootstrap, wilson_interval
+from alignment.analysis.stats import paired_bootstrap, wilson_interval
 
 
 def rate(flags: pd.Series) -> dict[str, Any]:
@@ -50,7 +50,7 @@ def firing(resp: pd.DataFrame) -> list[dict[str, Any]]:
 
 
 def label_view(check: Any) -> dict[str, Any]:
-    """The page's labels section from an `alignment.judge.run_labels.LabelCheck`: the one-line
+    """The page's labels section from an `alignment.judge_error.run_labels.LabelCheck`: the one-line
     summary, the card's numbers, and each disagreement with its response split around the
     evidence the judge quoted (as the browser marks it)."""
     from markupsafe import Markup

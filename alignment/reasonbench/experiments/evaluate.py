@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from alignment.analysis.stats import co_primary, hierarchical_bootstrap, paired_bootstrap
 from alignment.reasonbench.experiments.experiment_config import ExperimentConfig
 from alignment.reasonbench.experiments.outcomes import (
     MODEL,
@@ -43,7 +44,6 @@ from alignment.reasonbench.experiments.outcomes import (
     selective,
     with_confidence,
 )
-from alignment.stats import co_primary, hierarchical_bootstrap, paired_bootstrap
 
 # metric -> (value column, denominator column or None for "every observation")
 METRICS: dict[str, tuple[str, str | None]] = {

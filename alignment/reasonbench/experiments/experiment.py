@@ -30,12 +30,12 @@ import pandas as pd
 
 from alignment.cache import file_hash, keyed_dir
 from alignment.config import config_hash
-from alignment.console import stage_line
 from alignment.errors import UserError, did_you_mean
 from alignment.reasonbench.experiments.experiment_config import (
     ExperimentConfig,
     ExperimentRunConfig,
 )
+from alignment.runtime.console import stage_line
 from alignment.store import RunDir, read_parquet, write_json, write_parquet
 
 STAGES = ("targets", "train", "predict", "evaluate", "report")
@@ -243,7 +243,7 @@ def run_stage(name: str, rcfg: ExperimentRunConfig, run: RunDir, quiet: bool = F
         return False
     run.invalidate(name)
     started = time.time()
-    from alignment.console import detail
+    from alignment.runtime.console import detail
 
     counts, extra = FUNCS[name](cfg, run, (lambda m: None) if quiet else detail)
     if "sft" in cfg.learners:

@@ -76,7 +76,7 @@ class SelectiveConfig:
 
 @dataclass
 class BootstrapConfig:
-    """Hierarchical bootstrap over seeds and independent units (`alignment.stats`)."""
+    """Hierarchical bootstrap over seeds and independent units (`alignment.analysis.stats`)."""
 
     replicates: int = doc("Bootstrap replicates per interval.", 2000)
     confidence: float = doc("Interval level.", 0.95)

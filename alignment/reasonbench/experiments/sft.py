@@ -31,10 +31,10 @@ from typing import Any, Literal
 
 from alignment.cache import atomic_dir, folder_digest, keyed_dir
 from alignment.config import check, check_device, config_hash, doc
-from alignment.console import detail, quiet_trainer
 from alignment.errors import UserError
 from alignment.generation.models import load_model, load_tokenizer, pick_device, resolve_dtype
-from alignment.presets import resolve
+from alignment.organism.presets import resolve
+from alignment.runtime.console import detail, quiet_trainer
 
 VERSION = 1  # bump when code changes what a recipe trains
 DTYPES = ("auto", "float32", "bfloat16", "float16")
@@ -51,7 +51,7 @@ END_OF_TURN = ("<|im_end|>", "<|eot_id|>", "<|end|>", "<end_of_turn>", "<|endoft
 class SFTConfig:
     """The LoRA SFT recipe and its decoding settings (every field validated on construction)."""
 
-    model: str = doc("Preset name (alignment/presets.py), local folder or hub id of the causal LM.", "smollm2-135m")
+    model: str = doc("Preset name (alignment/organism/presets.py), local folder or hub id of the causal LM.", "smollm2-135m")
     lora_r: int = doc("LoRA rank.", 16)
     lora_alpha: int = doc("LoRA scale numerator (the update is scaled by alpha / r).", 32)
     lora_dropout: float = doc("Dropout on the LoRA input, in [0, 1).", 0.0)

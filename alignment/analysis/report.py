@@ -1,0 +1,269 @@
+"""The sections of `report.md`, formatting numbers computed by other stages.
+
+`alignment report CONFIG --out runs/<name>` (`alignment.stages.report`) reads the artifacts of build, generate, attribute,
+score, ack and bon (and DPO ones when present) and writes `report.md` with the headline table
+and links to the figures. Intervals come from `alignment.analysis.stats`; nothing is computed here that a
+stage or a statistics function does not already define.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from alignment.analysis.bon import marked_headline
+from alignment.analysis.stats import (
+    ack_control,
+    control_sentence,
+    excludes_zero,
+    holm,
+    paired_bootstrap,
+    wilson_interval,
+)
+from alignment.augment.strategies import augmented_share
+from alignment.config import check, doc
+from alignment.context import Context
+from alignment.store import write_text
+
+
+@dataclass
+class ReportConfig:
+    """What the report reads beyond the stages' artifacts."""
+
+    labels: str | None = doc(
+        "JSONL of human labels (ack_label) for this run's responses; the report checks the run's judge "
+        "against them. Default: RUN/judge_sample/sample_labelled.jsonl, else RUN/judge_sample/sample.jsonl "
+        "(alignment.judge_error.run_labels).", None)
+
+    def __post_init__(self) -> None:
+        check(self.labels is None or (bool(self.labels.strip()) and "\0" not in self.labels), "report.labels",
+              "must be a file path (or null for the default)")
+
+
+def _pct(x: float) -> str:
+    return "n/a" if pd.isna(x) else f"{100 * x:.1f}%"
+
+
+def _ci(lo: float, hi: float) -> str:
+    return "n/a" if pd.isna(lo) else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
+
+
+def _md_table(df: pd.DataFrame) -> str:
+    cols = list(df.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def policy_section(resp: pd.DataFrame, metric: str) -> list[str]:
+    """Original vs counterfactual over all sampled responses, with the paired gap's interval."""
+    s = resp[resp["sample"] >= 0]
+    rows = []
+    for v in ("orig", "cf"):
+        g = s[s["variant"] == v]
+        lo, hi = wilson_interval(int(g["correct"].sum()), len(g))
+        rows.append({"prompt": v, "responses": len(g), "valid": _pct(g["valid"].mean()), metric: _pct(g["correct"].mean()), "95% CI": _ci(lo, hi)})
+    paired = s[s["variant"] == "orig"].merge(s[s["variant"] == "cf"], on=["example_id", "sample"], suffixes=("_o", "_c"))
+    out = ["## Policy: original vs counterfactual prompts", "", _md_table(pd.DataFrame(rows)), ""]
+    if len(paired):
+        gap = paired_bootstrap(
+            paired["correct_o"].astype(float).tolist(),
+            paired["correct_c"].astype(float).tolist(),
+            paired["example_id"].tolist(),
+        )
+        out += [
+            f"Gap orig − cf in {metric}: **{100 * gap.estimate:+.1f} points**, 95% CI "
+            f"{_ci(gap.low, gap.high)} (bootstrap over examples, {paired['example_id'].nunique()} examples).",
+            "",
+        ]
+    return out
+
+
+def organism_note(models: list[str | None]) -> list[str]:
+    """Name model organisms for what they are, so nobody reads their numbers as real models'."""
+    from alignment.organism import DESCRIPTIONS
+
+    named = [m for m in models if m in DESCRIPTIONS]
+    if not named:
+        return []
+    lines = ["**Model organisms.** " + " ".join(f"`{m}` is {DESCRIPTIONS[m]}." for m in named)]
+    return [*lines, "The numbers below describe these organisms; they say nothing about how often real "
+            "policies or reward models behave this way.", ""]
+
+
+def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
+    n_max = marked_headline(bon)
+    top = bon[(bon["N"] == n_max) & (bon["prompt"] == "orig")]
+    sampled = attrib[attrib["sample"] >= 0]
+    rows = []
+    for r in top.itertuples(index=False):
+        rows.append(
+            {
+                "reward": r.reward,
+                f"{metric} (BoN-{n_max})": f"{_pct(r.metric)} ± {_pct(r.metric_se)}",
+                f"ack rate (BoN-{n_max})": f"{_pct(r.ack)} ± {_pct(r.ack_se)}",
+                "augmented share": _pct(augmented_share(sampled, r.reward)),
+            }
+        )
+    return [
+        "## Headline: best-of-N on original prompts",
+        "",
+        _md_table(pd.DataFrame(rows)),
+        "",
+        f"BoN-{n_max}: the expected pick over every {n_max}-subset of each prompt's samples (`alignment.analysis.bon`). "
+        "± is one standard error over examples. *Augmented share*: share of sampled original "
+        "responses whose reward used the acknowledgment-appended score (D or C fired; the "
+        "expected variants show the mean weight p).",
+        "",
+    ]
+
+
+def _diff(r: Any, holm_p: float) -> str:
+    """A paired difference with its interval, its p and Holm-adjusted p; flagged when the
+    interval includes 0."""
+    flag = "" if excludes_zero(r.diff_low, r.diff_high) else " (includes 0)"
+    return f"{100 * r.diff:+.1f} pts {_ci(r.diff_low, r.diff_high)}, p = {r.diff_p:.3f} (Holm {holm_p:.3f}){flag}"
+
+
+def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "rm_c")) -> list[str]:
+    """Side by side: acknowledgment rate of the best-of-N pick under RM, RM_D and RM_C, and the
+    paired differences from RM, all with 95% intervals (computed by the bon stage)."""
+    cmp = cmp[cmp["reward"].isin(variants)]
+    if cmp.empty:
+        return []
+    # One family: every variant − rm comparison at every N shown.
+    tested = cmp[(cmp["reward"] != variants[0]) & cmp["diff"].notna()]
+    adjusted = dict(zip(zip(tested["N"], tested["reward"], strict=True), holm(tested["diff_p"].tolist()), strict=True))
+    level, diff = [], []
+    for n, g in cmp.groupby("N", sort=True):
+        by = {r.reward: r for r in g.itertuples(index=False)}
+        level.append({"N": n, **{v: f"{_pct(by[v].ack)} {_ci(by[v].ack_low, by[v].ack_high)}" for v in variants if v in by}})
+        diff.append({"N": n, **{f"{v} − rm": _diff(by[v], adjusted[n, v]) for v in variants[1:] if (n, v) in adjusted}})
+    return [
+        "## Acknowledgment under best-of-N: RM vs RM_D / RM_C",
+        "",
+        "Share of best-of-N picks on original prompts whose reasoning admits the protected feature "
+        f"(judge: see above), with 95% bootstrap intervals over examples ({int(cmp['examples'].max())} examples).",
+        "",
+        _md_table(pd.DataFrame(level)),
+        "",
+        "Paired difference from plain RM (same examples, same N-subsets; bootstrap over examples; "
+        "Holm adjusts the p-values over every comparison in this table):",
+        "",
+        _md_table(pd.DataFrame(diff)),
+        "",
+    ]
+
+
+def bon_section(bon: pd.DataFrame, metric: str) -> list[str]:
+    table = bon.assign(
+        **{metric: bon["metric"].map(_pct), "± se": bon["metric_se"].map(_pct), "ack": bon["ack"].map(_pct), "ack ± se": bon["ack_se"].map(_pct)}
+    )[["N", "prompt", "reward", metric, "± se", "ack", "ack ± se", "examples"]]
+    return ["## Best-of-N", "", "![best-of-N](bon/bon.png)", "", _md_table(table), ""]
+
+
+def control_section(run: Any) -> list[str]:
+    """The built-in control: every response's acknowledgment rate on original prompts against
+    the counterfactual ones, where the protected feature is absent."""
+    if not (run.stage("ack") / "data.parquet").is_file():
+        return []
+    df = run.read("ack")
+    if not {"orig", "cf"} <= set(df["variant"]):
+        return []
+    r = ack_control(df["example_id"].tolist(), df["variant"].tolist(), df["ack"].tolist())
+    return [
+        "## Acknowledgment against the counterfactual control",
+        "",
+        "On counterfactual prompts the protected feature is absent, so an acknowledgment there is a "
+        "judge false alarm or a claimed source the policy did not have. All responses: "
+        + control_sentence(r),
+        "",
+        *pick_control_lines(run),
+        "Every N: `bon/ack_control.csv`.",
+        "",
+    ]
+
+
+def pick_control_lines(run: Any) -> list[str]:
+    """The same control for the best-of-N picks at the headline N, one line per reward variant."""
+    path = run.stage("bon") / "ack_control.csv"
+    if not path.is_file() or not (run.stage("bon") / "data.parquet").is_file():
+        return []
+    ctl = pd.read_csv(path)
+    n = marked_headline(run.read("bon"))
+    out = [f"Best-of-{n} picks (the headline N):", ""]
+    for r in ctl[ctl["N"] == n].itertuples(index=False):
+        verdict = "exceeds the control" if r.exceeds_control else "does **not** exceed the control"
+        out.append(f"- under `{r.reward}`: original {_pct(r.ack_orig)} {_ci(r.ack_orig_low, r.ack_orig_high)}, control "
+                   f"{_pct(r.ack_cf)} {_ci(r.ack_cf_low, r.ack_cf_high)}, difference {100 * r.diff:+.1f} points "
+                   f"{_ci(r.diff_low, r.diff_high)}: the original rate {verdict}.")
+    return [*out, ""] if len(out) > 2 else []
+
+
+def write_report(ctx: Context, extra_sections: list[str] | None = None) -> Path:
+    task, run = ctx.task, ctx.run
+    metric = task.metric_label
+    resp = ctx.read("generate")
+    attrib, bon = ctx.read("attribute"), ctx.read("bon")
+    judge = run.manifest("ack") or {}
+    policy = (run.manifest("generate") or {}).get("models", {}).get("policy")
+    reward = (run.manifest("score") or {}).get("models", {}).get("reward")
+    lines = [
+        f"# Report: {run.path.name}",
+        "",
+        f"Task **{task.name}**; metric: {metric}{task.metric_note}. Policy: `{policy}`; reward model: `{reward}`; "
+        f"acknowledgment judge: `{judge.get('judge')}`.",
+        "",
+    ]
+    cmp_path = run.stage("bon") / "ack_comparison.csv"
+    cmp = pd.read_csv(cmp_path) if cmp_path.is_file() else pd.DataFrame(columns=["reward"])
+    lines += organism_note([policy, reward])
+    lines += control_section(run)
+    lines += headline(bon, attrib, metric) + policy_section(resp, metric) + ack_section(cmp) + bon_section(bon, metric)
+    lines += extra_sections or []
+    path = run.path / "report.md"
+    write_text(path, "\n".join(lines) + "\n")
+    return path
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    """Whitespace collapsed, backticks and pipes neutralised, cut at `limit` characters.
+
+    >>> _one_line("a  `b`\\n| c", 8)
+    "a 'b' /…"
+    """
+    flat = " ".join(str(text).split()).replace("`", "'").replace("|", "/")
+    return flat if len(flat) <= limit else flat[:limit].rstrip() + "…"
+
+
+def labels_section(check: Any, judge: str | None) -> list[str]:
+    """The judge card against the run's human labels (`alignment.judge_error.run_labels.LabelCheck`)
+    and every disagreement; one line when there are no labels."""
+    out = ["## Judge against human labels", "", check.summary(), ""]
+    card = check.card
+    if card is None:
+        return out
+    low, high = card["accuracy_ci95"]
+    kappa = "n/a (one class only)" if pd.isna(card["kappa"]) else f"{card['kappa']:.2f} [{card['kappa_ci95'][0]:.2f}, {card['kappa_ci95'][1]:.2f}]"
+    ba = card["balanced_accuracy"]
+    table = pd.DataFrame([{
+        "labelled": card["n"], "human ack rate": _pct(card["base_rate"]), "judge accuracy": _pct(card["accuracy"]),
+        "95% CI": _ci(low, high), "Cohen's kappa": kappa,
+        "balanced accuracy": "n/a (one class only)" if pd.isna(ba) else f"{_pct(ba)} {_ci(*card['balanced_accuracy_ci95'])}",
+        "always-majority baseline": f"{_pct(card['majority_baseline'])} ({card['majority_class']})",
+        "disagreements": len(card["disagreements"])}])
+    who = f"the judge `{judge}`" if judge else "the run's judge"
+    out += [f"Verdicts of {who} as the ack stage stored them; 95% Wilson interval.", "", _md_table(table), ""]
+    if check.stratified:
+        out += ["The sample is stratified by prompt variant and verdict (equal allocation), so this is the accuracy "
+                "on the labelled responses, not an estimate over all of the run's responses.", ""]
+    if not card["disagreements"]:
+        return [*out, "The judge agrees with every label.", ""]
+    out += ["Every disagreement (full responses with the evidence highlighted: report.html, section *The judge against human labels*):", ""]
+    text = dict(zip(check.rows[["example_id", "variant", "sample"]].astype(str).agg("/".join, axis=1), check.rows["text"], strict=True))
+    out += [f"- `{d['id']}`: human **{'ack' if d['label'] else 'no-ack'}**, judge **{'ack' if d['judge'] else 'no-ack'}**; "
+            f"evidence: `{_one_line(d['evidence'], 160)}`; response: \"{_one_line(text[d['id']])}\"" for d in card["disagreements"]]
+    return [*out, ""]

@@ -1,0 +1,136 @@
+"""`alignment judge` and `alignment judge validate`: label responses, or check a judge.
+
+    alignment judge --task mathbook --input IN.jsonl --output OUT.jsonl [--judge keyword]
+    alignment judge validate --task biasqa [--labels FILE] [--json] [--part look|sealed] [--judge llm]
+    alignment judge sample RUN [--n 50] [--out DIR] [--stage dpo-eval]   (a labelling sample; validate reads it back)
+    alignment judge estimate --judged J.jsonl --labels L.jsonl [--json]   (rate corrected by labels)
+
+Input rows need `full_response` (other fields are kept); output rows add `ack` (bool),
+`ack_raw` (judge text or the deciding rule) and `ack_parsed` (False: unparseable LLM output,
+counted as no acknowledgment). Label rows need `full_response` and `ack_label`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from alignment.errors import UserError
+from alignment.judge import (
+    DEFAULT_JUDGE,
+    JUDGES,
+    TASK_NAMES,
+    JudgeConfig,
+    count_unparsed,
+    make_judge,
+)
+from alignment.judge_error.labels import default_labels, read_rows, validate, write_rows
+
+
+def _judge_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", choices=TASK_NAMES, help="mathbook or biasqa")
+    p.add_argument("--judge", default=None, help=f"judge name ({', '.join(JUDGES.names())}; default {DEFAULT_JUDGE})")
+    p.add_argument("--model", default=None, help="llm judge: preset, hub id or local folder")
+    p.add_argument("--backend", default=None, choices=["transformers", "vllm"], help="llm judge backend")
+    p.add_argument("--max-new-tokens", type=int, default=None, help="llm judge: tokens per verdict")
+    p.add_argument("--seed", type=int, default=None, help="llm judge: seed")
+    p.add_argument("--members", default=None, help="ensemble: comma-separated judge names")
+
+
+def config_from_args(args: argparse.Namespace) -> JudgeConfig:
+    kwargs: dict[str, Any] = {
+        "name": args.judge,
+        "model": args.model,
+        "backend": args.backend,
+        "max_new_tokens": args.max_new_tokens,
+        "seed": args.seed,
+    }
+    if args.members:
+        kwargs["members"] = [m.strip() for m in args.members.split(",") if m.strip()]
+    return JudgeConfig(**{k: v for k, v in kwargs.items() if v is not None})
+
+
+def _need(value: Any, flag: str) -> None:
+    if value is None:
+        raise UserError(f"alignment judge: {flag} is required")
+
+
+def run_judge(args: argparse.Namespace) -> int:
+    _need(args.task, "--task")
+    _need(args.input, "--input")
+    _need(args.output, "--output")
+    if Path(args.output).is_dir():  # fail before judging, not after
+        raise UserError(f"--output {args.output}: is a directory, expected a file path")
+    rows = read_rows(args.input, ("full_response",))
+    judge = make_judge(config_from_args(args))
+    verdicts = judge.judge(args.task, [r["full_response"] for r in rows])
+    out = [
+        {**row, "ack": v.ack, "ack_raw": v.raw, "ack_parsed": v.parsed}
+        for row, v in zip(rows, verdicts, strict=True)
+    ]
+    write_rows(args.output, out)
+    acks = sum(v.ack for v in verdicts)
+    print(
+        f"judged {len(rows)} responses with {judge.name}: {acks} acknowledge, "
+        f"{count_unparsed(verdicts)} unparseable -> {args.output}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    _need(args.task, "--task")
+    path = args.labels or default_labels(args.task)
+    rows = read_rows(path, ("full_response", "ack_label"), unique_ids=True)
+    if args.part:
+        from alignment.judge_error.split import dev_parts
+
+        missing = next((n for n, r in enumerate(rows, start=1) if "id" not in r), None)
+        if missing:
+            raise UserError(f"{path} row {missing}: --part needs an 'id' field")
+        rows = [r for r, p in zip(rows, dev_parts(rows), strict=True) if p == args.part]
+    unlabelled = sum(r["ack_label"] is None for r in rows)
+    if len(rows) == unlabelled:
+        raise UserError(f"{path}: no labelled rows (ack_label true or false)")
+    judge = make_judge(config_from_args(args))
+    result = validate(judge, args.task, rows)
+    title = f"judge {judge.name} on {args.task} labels {path}" + (f" (part {args.part})" if args.part else "")
+    if judge.name == "keyword":
+        from alignment.judge.keyword import rules_id
+
+        title += f", rules {rules_id()}"
+    if args.json:
+        import json
+
+        card = {"title": title, "labels": str(path), "judge": judge.name, "task": args.task, "unlabelled_skipped": unlabelled}
+        print(json.dumps(card | result.card(), indent=2))
+    else:
+        print(result.report(title) + (f"\nunlabelled rows skipped: {unlabelled}" if unlabelled else ""))
+    return 0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "judge",
+        help="label responses: does the reasoning acknowledge the feature?",
+        description="Add ack/ack_raw to every JSONL row, or `validate` a judge against labels.",
+    )
+    _judge_options(p)
+    p.add_argument("--input", help="JSONL with a full_response field per row")
+    p.add_argument("--output", help="JSONL to write (written atomically)")
+    p.set_defaults(func=run_judge)
+    inner = p.add_subparsers(dest="judge_command", metavar="{validate,sample,estimate}")
+    v = inner.add_parser("validate", help="accuracy, precision/recall/F1, confusion matrix vs labels")
+    _judge_options(v)
+    v.add_argument("--labels", default=None, help="JSONL with full_response and ack_label (default: the project's set)")
+    v.add_argument("--json", action="store_true", help="print the judge card as JSON")
+    v.add_argument("--part", choices=["look", "sealed"], default=None, help="only one part of the development split (alignment/judge_error/split.py)")
+    v.set_defaults(func=run_validate)
+    from alignment.judge_error.sample import register_sample
+
+    register_sample(inner, _judge_options)
+    from alignment.judge_error.estimate import register_estimate
+
+    register_estimate(inner)
