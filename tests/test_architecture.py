@@ -1,9 +1,9 @@
-"""Architecture contracts: no import cycles, package data in a non-editable install, a third task
+"""Architecture contracts: no import cycles between modules or folders, no private names across
+modules, a package root of at most 12 modules and no folder over 3k lines, package data in a non-editable install, a third task
 registered from outside the package runs end to end, and docs/python-api.md runs."""
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import shutil
@@ -15,82 +15,22 @@ import pandas as pd
 import pytest
 import yaml
 
+from alignment.measure.house import (
+    back_edges,
+    cycles,
+    depth,
+    folder_graph,
+    folder_lines,
+    import_graph,
+    private_imports,
+    root_modules,
+)
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "alignment"
 
 
 # ---------------------------------------------------------------------------- import graph
-
-
-def import_graph(root: Path) -> dict[str, set[str]]:
-    """Module → package modules it imports (module level and inside functions alike)."""
-    mods: dict[str, Path] = {}
-    for p in root.rglob("*.py"):
-        parts = p.relative_to(root.parent).with_suffix("").parts
-        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-        mods[name] = p
-    graph: dict[str, set[str]] = {}
-    for name, p in mods.items():
-        pkg = name if p.name == "__init__.py" else name.rsplit(".", 1)[0]
-        deps: set[str] = set()
-        for node in ast.walk(ast.parse(p.read_text())):
-            if isinstance(node, ast.Import):
-                deps |= {a.name for a in node.names}
-            elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
-                    target = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    target = node.module or ""
-                deps |= {target} | {f"{target}.{a.name}" for a in node.names}
-        graph[name] = {d for d in deps if d in mods and d != name}
-    return graph
-
-
-def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components with more than one module (Tarjan, iterative).
-
-    >>> cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}})
-    [['a', 'b']]
-    """
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    out: list[list[str]] = []
-    for start in sorted(graph):
-        if start in index:
-            continue
-        work = [(start, iter(sorted(graph[start])))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on.add(start)
-        while work:
-            v, it = work[-1]
-            w = next(it, None)
-            if w is not None:
-                if w not in index:
-                    index[w] = low[w] = len(index)
-                    stack.append(w)
-                    on.add(w)
-                    work.append((w, iter(sorted(graph[w]))))
-                elif w in on:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                comp = []
-                while True:
-                    x = stack.pop()
-                    on.discard(x)
-                    comp.append(x)
-                    if x == v:
-                        break
-                if len(comp) > 1:
-                    out.append(sorted(comp))
-    return out
 
 
 def test_the_package_has_no_import_cycles() -> None:
@@ -106,6 +46,52 @@ def test_the_cycle_finder_finds_a_planted_cycle(tmp_path: Path) -> None:
     (pkg / "a.py").write_text("from pkg.b import x\n")
     (pkg / "b.py").write_text("def f():\n    from pkg import a\n")
     assert cycles(import_graph(pkg)) == [["pkg.a", "pkg.b"]]
+
+
+def test_the_folders_have_no_import_cycles() -> None:
+    """A loop through several folders (generation -> presets -> organism -> generation) is invisible
+    to the module test as long as no single module closes it."""
+    graph = folder_graph(PACKAGE)
+    assert {"alignment.judge", "alignment.judge_error", "alignment.cli"} <= set(graph)
+    assert cycles(graph) == [] and back_edges(graph) == []
+    assert depth(graph) >= 5  # the walk sees the layers: cli over judge_error over the domain over the kernel
+
+
+def test_the_folder_cycle_finder_finds_a_loop_no_module_closes(tmp_path: Path) -> None:
+    pkg = tmp_path / "pkg"
+    for folder, body in (("x", "from pkg.y.b import f\n"), ("y", "def f():\n    pass\n")):
+        (pkg / folder).mkdir(parents=True)
+        (pkg / folder / "__init__.py").write_text("")
+        (pkg / folder / "a.py").write_text(body)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "y" / "b.py").write_text("from pkg.x import c\n")
+    (pkg / "x" / "c.py").write_text("")
+    assert cycles(import_graph(pkg)) == []  # x.a -> y.b -> x.c: no module loop...
+    assert cycles(folder_graph(pkg)) == [["pkg.x", "pkg.y"]]  # ...but x and y import each other
+
+
+def test_no_module_imports_another_modules_private_name(tmp_path: Path) -> None:
+    assert private_imports(PACKAGE) == []
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def _helper():\n    pass\n")
+    (pkg / "b.py").write_text("from pkg.a import _helper\n")
+    assert private_imports(pkg) == ["pkg.b imports pkg.a._helper"]
+
+
+def test_the_package_root_holds_at_most_12_modules() -> None:
+    """The kernel (config, runner, context, store, ...) at the root; commands, measurement and the
+    domain in folders of their own."""
+    root = root_modules(PACKAGE)
+    assert len(root) <= 12, root
+    assert {"runner", "config", "store", "context"} <= set(root)
+
+
+def test_no_folder_is_over_3000_lines() -> None:
+    lines = folder_lines(PACKAGE)
+    assert lines["alignment/judge"] > 1000  # the count reads the files
+    assert {k: v for k, v in lines.items() if v > 3000} == {}
 
 
 # ------------------------------------------------------------------------ package data

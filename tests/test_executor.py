@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from alignment.cli.pipeline import _with_executor
+from alignment.cli.flags import with_executor
 from alignment.config import from_dict
 from alignment.errors import UserError
 from alignment.executor import ExecutorConfig, ShardGroup, executing, groups
@@ -247,11 +247,11 @@ def test_the_flags_win_over_the_config_and_bad_values_are_one_line(tmp_path) -> 
     path.write_text(yaml.safe_dump({"executor": {"kind": "slurm", "partition": "gpu"}}))
     args = build_parser().parse_args(["run", str(path), "--set", "executor.kind=local", "--executor", "ray",
                                       "--address", "auto"])
-    cfg = _with_executor(load_config(args.config, args.overrides), args)
+    cfg = with_executor(load_config(args.config, args.overrides), args)
     assert (cfg.executor.kind, cfg.executor.address, cfg.executor.partition) == ("ray", "auto", "gpu")
     args = build_parser().parse_args(["run", str(path), "--address", "auto"])
     with pytest.raises(UserError, match="--address: joins a Ray cluster"):
-        _with_executor(load_config(args.config, args.overrides), args)
+        with_executor(load_config(args.config, args.overrides), args)
     with pytest.raises(UserError, match="executor.kind: 'rey' is not allowed.*did you mean 'ray'"):
         load_config(None, ["executor.kind=rey"])
     with pytest.raises(UserError, match="executor.num_gpus: slurm allocates whole GPUs"):

@@ -15,6 +15,9 @@ from typing import Any
 import pandas as pd
 
 from alignment.analysis.bon import marked_headline
+from alignment.analysis.markdown import ci as _ci
+from alignment.analysis.markdown import md_table as _md_table
+from alignment.analysis.markdown import pct as _pct
 from alignment.analysis.stats import (
     ack_control,
     control_sentence,
@@ -41,21 +44,6 @@ class ReportConfig:
     def __post_init__(self) -> None:
         check(self.labels is None or (bool(self.labels.strip()) and "\0" not in self.labels), "report.labels",
               "must be a file path (or null for the default)")
-
-
-def _pct(x: float) -> str:
-    return "n/a" if pd.isna(x) else f"{100 * x:.1f}%"
-
-
-def _ci(lo: float, hi: float) -> str:
-    return "n/a" if pd.isna(lo) else f"[{100 * lo:.1f}, {100 * hi:.1f}]"
-
-
-def _md_table(df: pd.DataFrame) -> str:
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def policy_section(resp: pd.DataFrame, metric: str) -> list[str]:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from alignment.analysis.report import _ci, _md_table, _pct
+from alignment.analysis.markdown import ci as _ci
+from alignment.analysis.markdown import md_table as _md_table
+from alignment.analysis.markdown import pct as _pct
 
 # The judge's rows count the judge's own verdicts; only those on the run's responses can be corrected.
 JUDGE_NOTE = ("The judge's rows count its own verdicts. The *counterfactual* row is its acknowledgment rate on this run's "

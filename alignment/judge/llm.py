@@ -164,4 +164,6 @@ def load_chat_model(cfg: JudgeConfig) -> ChatModel:
         seed=cfg.seed,
         tensor_parallel_size=cfg.tensor_parallel_size,
     )
-    return GeneratorChat(make_generator(gen_cfg), cfg.seed)
+    from alignment.organism.presets import with_paths
+
+    return GeneratorChat(make_generator(with_paths(gen_cfg)), cfg.seed)

@@ -29,7 +29,13 @@ from alignment.augment.strategies import ORDER
 from alignment.dpo.effects import BASE, comparisons, paired_cells
 from alignment.judge_error.dpo_labels import KEYS, read_dpo_labels, response_table
 from alignment.judge_error.ppi import MIN_SIDE, PPIEstimate, labelled_per_side
-from alignment.judge_error.run_estimates import _ci, _fmt, _judge, labelled_positions, shown_figures
+from alignment.judge_error.run_estimates import (
+    estimate_text,
+    interval_text,
+    judge_text,
+    labelled_positions,
+    shown_figures,
+)
 
 CELL = ["reward", "seed", "example_id", "variant"]
 PROMPTS = (("orig", "original prompts"), ("cf", "counterfactual prompts"))
@@ -110,8 +116,8 @@ def dpo_corrected_lines(run: Any) -> list[str]:
            "| figure | judge only | corrected (PPI++) | labels only | labelled in it |", "|---|---|---|---|---|"]
     for name, judge_only, e, n in figures:
         signed = "−" in name
-        labels_only = _ci(*e.labels_only, signed=signed) if e is not None else "n/a"
-        out.append(f"| {name} | {_judge(judge_only, signed)} | {_fmt(e, signed)} | {labels_only} | {n} |")
+        labels_only = interval_text(*e.labels_only, signed=signed) if e is not None else "n/a"
+        out.append(f"| {name} | {judge_text(judge_only, signed)} | {estimate_text(e, signed)} | {labels_only} | {n} |")
     return [*out, ""]
 
 
@@ -130,7 +136,7 @@ def dpo_sweep_notes(runs: dict[str, Path]) -> list[str]:
         labels = read_dpo_labels(run)
         if labels.path is None or len(labels.rows) < MIN_SIDE:
             continue
-        got = [f"{prompt} {_fmt(e, True)} (judge only {_judge(j, True)})"
+        got = [f"{prompt} {estimate_text(e, True)} (judge only {judge_text(j, True)})"
                for figure, j, e, _ in dpo_figures(response_table(run), labels.rows)
                if e is not None and (prompt := figure.removeprefix("rm_d − rm, ")) != figure]
         lines.append(f"Run {name}, DPO(RM_D) − DPO(RM) corrected for the judge's error by {len(labels.rows)} human labels "

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from alignment.analysis.bon import marked_headline
-from alignment.analysis.report import _md_table
+from alignment.analysis.markdown import md_table as _md_table
 from alignment.errors import UserError
 from alignment.judge_error.bon_estimates import (
     curve_coefficients,
@@ -45,7 +45,7 @@ def _pct(x: float) -> str:
     return "n/a" if x != x else f"{100 * x:.1f}%"
 
 
-def _ci(lo: float, hi: float, signed: bool = False) -> str:
+def interval_text(lo: float, hi: float, signed: bool = False) -> str:
     f = "{:+.1f}" if signed else "{:.1f}"
     return "n/a" if lo != lo else f"[{f.format(100 * lo)}, {f.format(100 * hi)}]"
 
@@ -135,8 +135,8 @@ def corrected_section(run: Any, check: Any, task: str | None) -> list[str]:
     coefs = coefficients(table, marked_headline(run.read("bon")) if bon.is_file() else 1, _variants(table))
     figures = shown_figures(table, check.rows, coefs)
     ack = table["ack"].to_numpy(dtype=float)
-    rows = [{"figure": k, "judge only": _judge(c @ ack, "−" in k), "corrected (PPI++)": _fmt(figures.get(k), "−" in k),
-             "labels only": _ci(*figures[k].labels_only, signed="−" in k) if k in figures else "n/a"}
+    rows = [{"figure": k, "judge only": judge_text(c @ ack, "−" in k), "corrected (PPI++)": estimate_text(figures.get(k), "−" in k),
+             "labels only": interval_text(*figures[k].labels_only, signed="−" in k) if k in figures else "n/a"}
             for k, c in coefs.items() if c.any()]
     method = next((e.method for e in figures.values()), "PPI++")
     out += [f"Each figure re-estimated from the judge's verdicts on all {len(table)} responses and the human labels "
@@ -166,7 +166,7 @@ def curve_lines(table: pd.DataFrame, labelled: pd.DataFrame, bon: pd.DataFrame) 
         c = coefs[name]
         if not c.any():  # no example with N samples; for a difference: the two variants pick alike
             return "+0.0 pts (same picks)" if signed else "n/a"
-        return f"{_judge(c @ ack, signed)} → {_fmt(figures.get(name), signed)}"
+        return f"{judge_text(c @ ack, signed)} → {estimate_text(figures.get(name), signed)}"
 
     rows = [{"prompt": prompt, "pick acknowledges": fig,
              **{f"BoN-{n}" + (" (headline)" if n == head else ""): cell(figure_name(n, prompt, fig), "−" in fig) for n in ns}}
@@ -187,7 +187,7 @@ def _run_note(name: str, path: Path) -> tuple[bool, str] | None:
     figures = run_figures(run)
     if not figures:
         return False, f"Run {name}: no human labels, so its acknowledgment figures and their differences exclude the judge's error."
-    shown = "; ".join(f"{k} {_fmt(e, '−' in k)} (judge only {_judge(e.judge_only, '−' in k)})"
+    shown = "; ".join(f"{k} {estimate_text(e, '−' in k)} (judge only {judge_text(e.judge_only, '−' in k)})"
                       for k, e in figures)
     return True, f"Run {name}, corrected for the judge's error by {figures[0][1].n_labelled} human labels (PPI++, 95%): {shown}."
 
@@ -226,15 +226,15 @@ def sweep_notes(runs: dict[str, Path]) -> list[str]:
             "judge's error (label a random sample with `alignment judge sample RUN --design uniform`)."]
 
 
-def _judge(x: float, signed: bool) -> str:
+def judge_text(x: float, signed: bool) -> str:
     return f"{100 * x:+.1f} pts" if signed else _pct(x)
 
 
-def _fmt(e: PPIEstimate | None, signed: bool) -> str:
+def estimate_text(e: PPIEstimate | None, signed: bool) -> str:
     if e is None:
         return "n/a (too few labels)"
     head = f"{100 * e.estimate:+.1f} pts" if signed else _pct(e.estimate)
-    return f"{head} {_ci(e.low, e.high, signed)}"
+    return f"{head} {interval_text(e.low, e.high, signed)}"
 
 
 def load_judge_error(path: Path = JUDGE_ERROR) -> dict[str, Any]:

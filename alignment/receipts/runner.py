@@ -284,12 +284,13 @@ class CubeRun:
 def _lazy(generator: Generator | Callable[[], Generator] | None, cfg: GenerationConfig) -> Callable[[], Generator]:
     """Load the policy only when a shard is missing (a resumed, finished run loads nothing)."""
     from alignment.generation.base import make_generator
+    from alignment.organism.presets import with_paths
 
     held: list[Generator] = []
 
     def get() -> Generator:
         if not held:
-            held.append(generator() if callable(generator) else generator or make_generator(cfg))
+            held.append(generator() if callable(generator) else generator or make_generator(with_paths(cfg)))
         return held[0]
 
     return get

@@ -19,8 +19,7 @@ import torch
 
 from alignment.errors import UserError
 from alignment.generation.base import Chat
-from alignment.generation.models import load_model, load_tokenizer, pick_device
-from alignment.organism.presets import resolve
+from alignment.generation.models import load_model, load_tokenizer, model_path, pick_device
 from alignment.reward.base import (
     REWARD_MODELS,
     RewardConfig,
@@ -39,7 +38,7 @@ class ClassifierRM:
         from transformers import AutoModelForSequenceClassification
 
         self.cfg = cfg
-        path = resolve(cfg.model)
+        path = model_path(cfg.model)
         self.tokenizer = tokenizer or load_tokenizer(path, cfg.trust_remote_code)
         self.model = model or load_model(
             AutoModelForSequenceClassification, path, cfg.dtype, cfg.device, cfg.trust_remote_code
@@ -96,7 +95,7 @@ class VLLMClassifierRM(ClassifierRM):
         self.cfg = cfg
         self._vllm = vllm
         self.llm = vllm.LLM(
-            model=resolve(cfg.model),
+            model=model_path(cfg.model),
             runner="pooling",
             enable_prefix_caching=True,
             dtype="auto" if cfg.dtype == "auto" else cfg.dtype,

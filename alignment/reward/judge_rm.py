@@ -15,8 +15,7 @@ import numpy as np
 import torch
 
 from alignment.generation.base import Chat
-from alignment.generation.models import load_model, load_tokenizer, pick_device
-from alignment.organism.presets import resolve
+from alignment.generation.models import load_model, load_tokenizer, model_path, pick_device
 from alignment.reward.base import (
     REWARD_MODELS,
     RewardConfig,
@@ -47,7 +46,7 @@ class JudgeRM:
         from transformers import AutoModelForCausalLM
 
         self.cfg = cfg
-        path = resolve(cfg.model)
+        path = model_path(cfg.model)
         self.tokenizer = tokenizer or load_tokenizer(path, cfg.trust_remote_code)
         self.model = model or load_model(AutoModelForCausalLM, path, cfg.dtype, cfg.device, cfg.trust_remote_code)
         self.rubric = load_prompt("reward_judge")

@@ -37,6 +37,7 @@ from alignment.context import Context
 from alignment.generation.base import Generator, make_generator, select_splits
 from alignment.generation.sampling import run_generation
 from alignment.judge.base import Judge
+from alignment.organism.presets import with_paths
 from alignment.receipts.runner import source_names
 from alignment.reward.base import RewardModel
 from alignment.stages.ack import judge_task
@@ -75,7 +76,7 @@ class Once:
 def _policy(cfg: AuditConfig, ctx: Context, chosen: pd.DataFrame, pool: pd.DataFrame, base: pd.DataFrame,
             generator: Generator | Callable[[], Generator] | None, n: int) -> tuple[list[dict], list[dict]]:
     gen_cfg = replace(ctx.section("generation"), greedy=False, n_samples=n)
-    load = Once(lambda: generator() if callable(generator) else generator or make_generator(gen_cfg))
+    load = Once(lambda: generator() if callable(generator) else generator or make_generator(with_paths(gen_cfg)))
     protected = {str(r["id"]): protected_source(r) for r in chosen.to_dict("records")}
     rows, summary, bad, generated = [], [], [], []
     for name, (df, maps, skipped) in transformed_frames(chosen, cfg.prompt_level(), pool.to_dict("records"), cfg.seed).items():
@@ -135,7 +136,7 @@ def audit(
         with _timed(seconds, "reward"):
             from alignment.reward.base import make_reward_model
 
-            model = rm or (lambda: make_reward_model(ctx.section("reward")))
+            model = rm or (lambda: make_reward_model(with_paths(ctx.section("reward"))))
             scores, prompts, s, b = reward_audit(model, by_id, sampled, names, ack, parse)
             write_parquet(ctx.folder("audit") / "reward_scores.parquet", scores)
             _csv(ctx, "reward.csv", prompts)

@@ -11,6 +11,7 @@ from alignment.context import Context
 from alignment.generation.base import GenerationConfig, Generator, make_generator, select_splits
 from alignment.generation.models import resolve_dtype
 from alignment.generation.sampling import run_generation
+from alignment.organism.presets import with_paths
 from alignment.store import write_parquet
 
 
@@ -20,7 +21,7 @@ def generate(cfg: GenerationConfig, ctx: Context) -> dict[str, int]:
     made: list[Generator] = []
 
     def make() -> Generator:  # loaded only when a shard is missing; kept to report its runtime
-        made.append(make_generator(cfg))
+        made.append(make_generator(with_paths(cfg)))
         return made[0]
 
     df = run_generation(examples, cfg, shard_dir, ctx.quiet, generator=make, parse=ctx.task.parse)

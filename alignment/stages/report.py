@@ -14,6 +14,7 @@ from alignment.analysis.report import ReportConfig, labels_section, write_report
 from alignment.audit.report import audit_section
 from alignment.context import Context
 from alignment.dpo.tables import dpo_report_section
+from alignment.judge_error.dpo_estimates import dpo_corrected_lines
 from alignment.judge_error.dpo_labels import fingerprint as dpo_fingerprint
 from alignment.judge_error.run_estimates import corrected_section
 from alignment.judge_error.run_labels import check_labels, fingerprint
@@ -37,7 +38,7 @@ def report(cfg: ReportConfig | None, ctx: Context) -> dict[str, int]:
     labels = check_labels(ctx.run, (cfg or ReportConfig()).labels)
     judge = (ctx.run.manifest("ack") or {}).get("judge")
     corrected = corrected_section(ctx.run, labels, ctx.task.judge_as)  # issue 36: figures with the judge's error
-    path = write_report(ctx, dpo_report_section(ctx.run) + audit_rows(ctx) + corrected + labels_section(labels, judge))
+    path = write_report(ctx, dpo_report_section(ctx.run, dpo_corrected_lines(ctx.run)) + audit_rows(ctx) + corrected + labels_section(labels, judge))
     html = write_html_report(ctx.run, path.read_text(), ctx.task, labels)
     ctx.log(f"report: {path}, {html}")
     if labels.path is not None:

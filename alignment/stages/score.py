@@ -15,6 +15,7 @@ import pandas as pd
 
 from alignment.context import Context
 from alignment.executor import map_shards
+from alignment.organism.presets import with_paths
 from alignment.receipts.records import disclaimer
 from alignment.reward.base import RewardConfig, RewardModel, make_reward_model
 from alignment.reward.scoring import final_rewards, receipt_suffixes, score_example
@@ -33,7 +34,7 @@ def score(cfg: RewardConfig, ctx: Context, rm: RewardModel | None = None) -> dic
         group = responses[responses["example_id"] == ids[i]]
         return score_example(model, examples.loc[ids[i]].to_dict(), group, suffix, receipt_suffixes(words, attrib, ids[i]))
 
-    parts = map_shards(shards, len(ids), lambda: rm or make_reward_model(cfg), compute, "score", "example", ctx.quiet)
+    parts = map_shards(shards, len(ids), lambda: rm or make_reward_model(with_paths(cfg)), compute, "score", "example", ctx.quiet)
     scores = pd.concat(parts, ignore_index=True)
     df = final_rewards(scores, attrib)
     write_parquet(ctx.folder("score") / "data.parquet", df)

@@ -1,0 +1,39 @@
+"""Flags shared by the command groups: a run config and its run dir, and where stages run."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+
+from alignment.errors import UserError
+from alignment.run_config import RunConfig
+
+
+def common_flags(p: argparse.ArgumentParser, config_required: bool = True) -> None:
+    """CONFIG, --out, --set, --quiet, --verbose: the flags of every command that runs stages."""
+    p.add_argument("config", nargs=None if config_required else "?", help="YAML run config")
+    p.add_argument("--out", help="run dir (default runs/<config name>/)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config field, e.g. generation.n_samples=2")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
+    p.add_argument("--verbose", action="store_true", help="show trainer logs, library warnings and stage details live (always in <run dir>/logs/)")
+
+
+def executor_flags(p: argparse.ArgumentParser) -> None:
+    """--executor and --address: where the sharded stages run (`with_executor` applies them)."""
+    p.add_argument("--executor", choices=["local", "ray", "slurm"], default=None,
+                   help="where the sharded stages run (generate, score, audit and dpo-eval sampling; docs/cluster.md); "
+                        "wins over CONFIG's and --set's executor.kind (default: theirs, else local)")
+    p.add_argument("--address", default=None, metavar="ADDR",
+                   help="ray: the cluster to join, e.g. auto; wins over executor.address (default: theirs, else a local cluster)")
+
+
+def with_executor(cfg: RunConfig, args: argparse.Namespace) -> RunConfig:
+    """`--executor` / `--address` applied last: a flag wins over CONFIG and `--set`."""
+    changes = {k: v for k, v in (("kind", args.executor), ("address", args.address)) if v is not None}
+    if args.address is not None and changes.get("kind", cfg.executor.kind) != "ray":
+        raise UserError("--address: joins a Ray cluster; give it with --executor ray")
+    try:
+        cfg.executor = dataclasses.replace(cfg.executor, **changes)
+    except UserError as e:
+        raise UserError(f"executor.{e}") from None
+    return cfg
