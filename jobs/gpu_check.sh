@@ -4,7 +4,7 @@
 #   0. the non-slow test suite on CUDA (device "auto" picks the GPU; tests/test_draws.py's CUDA tests run,
 #      and tests/test_dpo.py::test_dpo_round_on_cuda, the DPO smoke run: pairs, bf16 LoRA DPO with the
 #      shared reference over two seeds, held-out evaluation and summary.json, all on the GPU)
-#   1. `alignment bench --device cuda --shape $SHAPE --json` (issue 41: project decoder vs model.generate
+#   1. `alignment bench --device cuda --shape $SHAPE --json` (project decoder vs model.generate
 #      vs the weight-read floor, scoring naive vs shared prefix, one LoRA DPO step); last line is JSON
 # Only where vLLM is installed (pip install -e '.[vllm]'):
 #   2. vLLM generation with prefix caching: N samples per prompt, same seeds give the same texts.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# jobs/reasonbench_gpu.sh: the GPU presets of the ReasonBench experiments (issue 17), one after the
+# jobs/reasonbench_gpu.sh: the GPU presets of the ReasonBench experiments, one after the
 # other: Qwen3-1.7B (primary, configs/reasonbench_qwen3-1.7b.yaml) and Qwen3-0.6B (replication,
 # configs/reasonbench_qwen3-0.6b.yaml), each with the paper's 5 seeds, LoRA SFT in bf16 on CUDA.
 #

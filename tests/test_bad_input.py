@@ -1,4 +1,4 @@
-"""Bad input, round 3 (issue 37): each kind gets one line naming file, line/row and field, exit 2,
+"""Bad input: each kind gets one line naming file, line/row and field, exit 2,
 and leaves nothing written; what is valid next to it still goes through.
 
 Kinds: repeated template rows, a JSON array where JSON lines are expected, a template whose

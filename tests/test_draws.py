@@ -1,4 +1,4 @@
-"""Draws on the model's device and the static-cache decoder (issue 41), on a CPU.
+"""Draws on the model's device and the static-cache decoder, on a CPU.
 
 The pinned ids below were computed with the code before the draw moved to the device (the
 logits were copied to the host and every row drew there with a CPU generator): CPU rows must
@@ -21,7 +21,7 @@ CHATS = [
     chat_for("Be brief.", "The nurse told the patient that she would be back."),
 ]
 SEEDS = [[11, 12, 13], [21, 22]]
-# New token ids of the five rows above (max_new_tokens 8, fp32 tiny Llama), before issue 41.
+# New token ids of the five rows above (max_new_tokens 8, fp32 tiny Llama), as the decoder drew them before draws moved to the device.
 PINNED = {
     False: [[521, 393, 93, 420, 579, 417, 99, 40], [531, 140, 140, 134, 377, 512, 245, 597],
             [237, 362, 10, 139, 83, 416, 428, 177], [119, 226, 114, 212, 276, 579, 446, 426],

@@ -287,7 +287,7 @@ RULE_CASES = [
     ("biasqa", "'He' has often been used to refer to people whose gender is unknown, so 'he'.", False),
     ("mathbook", "Numbering the page numbers from 1 to 120 takes 252 digits in all.", False),
     ("mathbook", "She reads 30 pages a day, and 360 is exactly the length of the book.", False),
-    # Round 14 (rules of 1c071e4 frozen): a usage for professionals is a norm for the job; the
+    # Round 14 (the rules above frozen first): a usage for professionals is a norm for the job; the
     # object form, "this type of sentence", a person "whose gender we don't know" and
     # "traditional usage" are about the language; "that played no role" dismisses; a choice made
     # "given the lack of any other information", in the take-back or after it, is made all the

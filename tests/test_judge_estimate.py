@@ -179,7 +179,7 @@ def test_simulation_flags_a_biased_judge() -> None:
 
 @pytest.mark.parametrize("task", ["mathbook", "biasqa"])
 def test_issue_targets_on_the_real_development_half(shared_data: Path, task: str) -> None:
-    """Issue 36 item 5 (regression; results/ppi_validation.md has the full run)."""
+    """The PPI targets on the real development half (regression; results/ppi_validation.md has the full run)."""
     from alignment.judge_error.ppi_validation import load
 
     labels, judge = load(shared_data / "ack_labels", task)

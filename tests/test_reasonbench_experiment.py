@@ -186,6 +186,6 @@ def test_shipped_experiment_configs_load(path: Path) -> None:
     else:  # the GPU presets run the paper's design in full
         assert rb.cardinality and len(rb.seeds) == 5 and rb.max_train_cases == 0 and rb.max_eval_cases == 0
     if "sft" in yaml.safe_load(path.read_text())["reasonbench"]["learners"]:
-        pytest.importorskip("alignment.reasonbench.experiments.sft")  # rbsft's module (issue 17)
+        pytest.importorskip("alignment.reasonbench.experiments.sft")  # rbsft's module
         cfg = load_experiment(path)
         assert from_dict(ExperimentRunConfig, to_dict(cfg)) == cfg

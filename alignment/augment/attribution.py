@@ -76,7 +76,7 @@ def attribute_example(
                 "cf_pred": drawn["pred"],
                 "d": _differs(r["pred"], drawn["pred"], cfg.invalid),
                 "c": bool(r["correct"]) and not bool(drawn["correct"]),
-                "p_d": sum(diffs) / len(diffs),
+                "p_d": sum(diffs) / len(diffs),  # p_d: D's probability over every counterfactual sample
                 "p_c": float(bool(r["correct"])) * sum(cf_wrong) / len(cf_wrong),
             }
         )

@@ -29,6 +29,7 @@ class Strategy:
     doc: str = ""
 
 
+# rm_d / rm_c: the reward model's score (rm) plus the acknowledgment score where flag D / C fires.
 STRATEGIES: tuple[Strategy, ...] = (
     Strategy("rm", None, doc="plain reward model score, never augmented"),
     Strategy("rm_d", "d", doc="augmented where the answer differs from the drawn counterfactual (D)"),

@@ -260,7 +260,7 @@ def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, See
     dpo = [r for res in finished for r in res.dpo]
     write_text(root / "sweep.csv", df.to_csv(index=False))
     runs = {f"seed {s}": root / f"seed-{s}" for s in seeds}
-    notes = sweep_notes(runs) + dpo_sweep_notes(runs)  # judge-error-aware figures (issue 36)
+    notes = sweep_notes(runs) + dpo_sweep_notes(runs)  # judge-error-aware figures
     write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *dpo_markdown(dpo), *notes]))
     if dpo:
         write_text(root / "sweep_dpo.csv", pd.DataFrame(dpo).to_csv(index=False))

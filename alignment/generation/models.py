@@ -77,7 +77,7 @@ def embedded_model_dir() -> Path:
 
 
 # x86 CPU flags meaning the CPU computes bf16 itself; without them torch emulates bf16 on fp32
-# units, which made SmolLM2 prefill 6x slower than fp32 on an AVX2-only EPYC (issue 18).
+# units, which made SmolLM2 prefill 6x slower than fp32 on an AVX2-only EPYC.
 NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 

@@ -27,7 +27,7 @@ from alignment.tasks import parse_answer
 
 Parse = Callable[[str, list[str]], int | None]
 
-VARIANTS = ("orig", "cf")
+VARIANTS = ("orig", "cf")  # cf: the counterfactual prompt, the protected source removed (`cf_query`)
 KEY_COLUMNS = ["example_id", "variant", "sample"]
 
 

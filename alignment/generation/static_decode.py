@@ -3,7 +3,7 @@
 Used by the transformers generator on CUDA (`TransformersGenerator.decoder()` == "static";
 `alignment generate`, `dpo-eval`). On a GPU the eager shared-prefix decoder
 (shared_prefix.py) is bound by kernel launches: at the Llama-3.1-8B shape one eager step of 16
-rows took 45 ms where the weights take ~4 ms to read (issue 41). Here the decode step is
+rows took 45 ms where the weights take ~4 ms to read. Here the decode step is
 transformers' own forward over a `StaticCache`, compiled once (`model.get_compiled_call`,
 `mode="reduce-overhead"`: CUDA graphs), so a step is one graph replay.
 

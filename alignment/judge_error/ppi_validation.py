@@ -137,7 +137,7 @@ def markdown(sims: list[Simulation], command: str) -> str:
 
 
 def verdicts(sims: list[Simulation]) -> list[str]:
-    """Issue 36's targets, checked on the shipped judge's rows (the flipped cases are stress only)."""
+    """The targets the corrected estimate must meet, checked on the shipped judge's rows (the flipped cases are stress only)."""
     out = ["Targets (shipped judge): coverage >= 0.88, median width <= 1.1x Wilson, narrower than Wilson on Math Book.", ""]
     for s in sims:
         ok = s.coverage["PPI++"] >= 0.88 and s.width_ratio <= 1.1 and (s.task != "mathbook" or s.width_ratio < 1)

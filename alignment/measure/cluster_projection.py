@@ -11,10 +11,10 @@ reward model, then `ack` with the paper's judge (`alignment.judge.paper_config`)
 - a stage whose replica needs g GPUs gets k // g workers and does not fit when g > k;
 - the stages of a config run in sequence; configs run one after another, each stage on all k GPUs
   (with more shards than workers, running configs side by side changes only the load and tail);
-- `ack` runs as the code runs it since adee9c9 (docs/cluster.md): shards of
+- `ack` runs as the code runs it (docs/cluster.md): shards of
   `alignment.stages.ack.shard_size(judge.batch_size)` responses, one judge replica per worker, so
   the TP=4 paper judge (`executor.stages.ack.num_gpus: 4`) has k // 4 workers;
-- time = tokens / tokens-per-second; decode rates are the batch-16 rates quoted in issue 41 at
+- time = tokens / tokens-per-second; decode rates are the batch-16 rates measured on an H200 at
   Llama-3.1-8B shape, scaled to other models by parameters per GPU (bandwidth-bound decoding);
   prefill (scoring, the judge reading) runs at `peak_tflops x mfu` over 2 x parameters FLOPs/token.
 """
@@ -65,11 +65,11 @@ class Inputs:
     """Every throughput and length the projection needs; each but `ref_params_b` is a flag (`--help` says
     which is measured and which assumed)."""
 
-    decode_tok_s: list[float] = field(default_factory=lambda: [94.0, 749.0, 4000.0])  # scenarios; issue 41
+    decode_tok_s: list[float] = field(default_factory=lambda: [94.0, 749.0, 4000.0])  # scenarios measured on an H200
     detail_tok_s: float = 749.0  # the scenario broken down stage by stage
     ref_params_b: float = 8.03  # the shape the decode rates were measured at (Llama-3.1-8B)
     score_speedup: float = 0.0  # 0: count the shared prefix's tokens; else divide naive tokens by it
-    peak_tflops: float = 790.0  # bf16 matmul rate issue 41's floor used
+    peak_tflops: float = 790.0  # bf16 matmul rate the weight-read floor used
     mfu: float = 0.4  # assumption: share of that peak a scoring / judge prefill reaches
     response_tokens: float = 400.0  # assumption: mean response length
     chars_per_token: float = 4.0  # assumption: prompt characters per token
@@ -169,7 +169,7 @@ class Stage:
         return stage_wall_s(self.shards, self.per_shard_s, self.load_s, workers)
 
     def as_one_call(self) -> Stage:
-        """The same work as one shard on one replica: `ack` before adee9c9, one judge call in the driver.
+        """The same work as one shard on one replica: `ack` as it ran before it was sharded, one judge call in the driver.
 
         >>> Stage("c", "ack", 7, 10.0, 60.0, 4).as_one_call().wall_s(32)  # 60 s load + 70 s of calls
         130.0
@@ -241,7 +241,7 @@ def grid_wall_s(stages: Sequence[Stage], gpus: int) -> float | None:
 
 def project(grids: Sequence[Any], inp: Inputs) -> dict[str, Any]:
     """Hours for each decode scenario and GPU count (ack as the code runs it, as one call on one
-    judge as before adee9c9, and left out), and the stage-by-stage detail of `inp.detail_tok_s`."""
+    judge as before ack was sharded, and left out), and the stage-by-stage detail of `inp.detail_tok_s`."""
     def hours(stages: list[Stage], k: int) -> float | None:
         w = grid_wall_s(stages, k)
         return None if w is None else w / 3600
@@ -305,7 +305,7 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--score-speedup", type=float, default=d.score_speedup,
                    help=f"0 (default): count the tokens scoring with a shared prefix reads; X: naive tokens / X "
                         f"(7.7 was {ISSUE41}, at that bench's shape)")
-    p.add_argument("--peak-tflops", type=float, default=d.peak_tflops, help="bf16 matmul TFLOP/s (issue 41's floor)")
+    p.add_argument("--peak-tflops", type=float, default=d.peak_tflops, help="bf16 matmul TFLOP/s (the weight-read floor's)")
     p.add_argument("--mfu", type=float, default=d.mfu, help="assumption: share of peak a prefill reaches")
     p.add_argument("--response-tokens", type=float, default=d.response_tokens, help="assumption: mean response tokens")
     p.add_argument("--chars-per-token", type=float, default=d.chars_per_token, help="assumption: prompt chars per token")
