@@ -31,7 +31,7 @@ COMMANDS = [
     "alignment.cli.pipeline",
     "alignment.cli.judge",
     "alignment.cli.reasonbench",
-    "alignment.measure.bench",
+    "alignment.cli.bench",
     "alignment.cli.compare",
     "alignment.cli.sweep",
 ]
