@@ -131,10 +131,11 @@ def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
 
         parts["organisms"] = {name: organism_id(name) for name in organisms}
     if "judge" in parts:
-        # The keyword rules are code, not config: a rule fix must relabel cached responses.
-        from alignment.judge.keyword import rules_id
+        # The chosen judge's code and prompts are not config: a rule fix must relabel the
+        # responses it judged, and only those (an LLM-judged run ignores the keyword rules).
+        from alignment.judge import code_id
 
-        parts["judge_rules"] = rules_id()
+        parts["judge_code"] = code_id(cfg.judge, TASKS.get(cfg.task.name).judge_as)
     return config_hash({"stage": stage.name, **parts})
 
 
