@@ -4,7 +4,9 @@ A stage is a plain function `fn(section, ctx) -> counts` of its own typed config
 `Context` (run dir, task object, quiet flag, the other sections it declared). The runner alone
 computes keys, skips a stage whose key is unchanged, times it and writes its manifest. A stage's
 key hashes exactly the config sections it declares (the task section always: every stage may use
-the task object) and the keys of the stages it reads, so editing one section reruns that stage
+the task object), or of its own section only the sub-sections and fields it declares (the DPO
+stages: `DPOConfig.subsection`), the chosen judge's code where it judges, and the keys of the
+stages it reads, so editing one section reruns that stage
 and everything downstream, and nothing else.
 
 Called from Python, a stage needs no key: `generate(GenerationConfig(...), Context(RunDir(p),
@@ -49,12 +51,17 @@ class Stage:
     # hash or None}, part of the key, so a file that appears or changes reruns the stage.
     files: Callable[[Any, RunDir], dict[str, str | None]] | None = None
     off_reason: str = ""  # said when `enabled` turns the stage off
+    # Sub-sections or fields of `section` that the stage reads and its key hashes (the section's
+    # `declared`); empty: the whole section.
+    fields: tuple[str, ...] = ()
 
     def sections(self) -> list[str]:
         names = ["task", *([self.section] if self.section else []), *self.reads]
         return list(dict.fromkeys(names))
 
 
+# dpo-train: what each run computes (`train`), which runs (variants, seeds) and how they run.
+DPO_TRAIN_READS = ("train", "variants", "seeds", "device", "shared_reference", "gradient_checkpointing")
 DPO_OFF = " (dpo.enabled is false, or task.splits has no split besides dpo.eval_split to give pairs)"
 
 
@@ -92,10 +99,11 @@ def _stages() -> list[Stage]:
         Stage("audit", audit.audit, "audit", ("generation", "reward", "judge", "attribution"),
               ("build", "generate", "attribute", "ack"), lambda c: c.audit.enabled),
         Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score", "ack"), enabled=dpo_on,
-              off_reason=DPO_OFF),
-        Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",), enabled=dpo_on, off_reason=DPO_OFF),
+              off_reason=DPO_OFF, fields=("pairs",)),
+        Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",), enabled=dpo_on, off_reason=DPO_OFF,
+              fields=DPO_TRAIN_READS),
         Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-pairs", "dpo-train"),
-              enabled=dpo_on, off_reason=DPO_OFF),
+              enabled=dpo_on, off_reason=DPO_OFF, fields=("eval", "seeds")),
         Stage("report", report.report, "report", inputs=("attribute", "bon"), optional=("dpo-eval", "audit"),
               files=report.label_files),
     ]
@@ -119,6 +127,8 @@ def stage_inputs(stage: Stage, cfg: RunConfig) -> list[str]:
 
 def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
     parts: dict[str, Any] = {s: to_dict(getattr(cfg, s)) for s in stage.sections()}
+    if stage.fields and stage.section:
+        parts[stage.section] = getattr(cfg, stage.section).declared(stage.fields)
     parts["inputs"] = {name: run.key(name) for name in stage_inputs(stage, cfg)}
     parts["inputs"] |= {name: key for name in stage.optional if (key := run.key(name)) is not None}
     if stage.files is not None:

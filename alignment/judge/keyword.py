@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import alignment.judge.fastre as fastre
@@ -60,7 +61,7 @@ from alignment.judge.lexicon import (
 )
 from alignment.judge.lexicon_pronoun import PRONOUN
 from alignment.judge.retraction import reaffirms, reaffirms_choice, takes_back
-from alignment.judge.rules import KeywordRules, keyword_rules
+from alignment.judge.rules import KEYWORD_RULES, KeywordRules, keyword_rules
 from alignment.judge.text import (
     extract_reasoning,
     final_letter,
@@ -92,6 +93,26 @@ def mentions(task: str, text: str) -> bool:
     """Whether `text` names the task's feature at all (gives pronouns like "it" their context)."""
     return keyword_rules(task).mention(text)
 
+
+class _UseGates(Mapping[str, Callable[[str, Callable[[], bool]], bool]]):
+    """Judge definition -> its cheap necessary condition for a sentence to be tagged `use`
+    (`KeywordRules.could_use`), for the definitions that have one: a mapping, so that a test can
+    turn every gate off at once and check that the gates only skip work."""
+
+    def __getitem__(self, task: str) -> Callable[[str, Callable[[], bool]], bool]:
+        gate = keyword_rules(task).could_use
+        if gate is None:
+            raise KeyError(task)
+        return gate
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([n for n in KEYWORD_RULES.names() if KEYWORD_RULES.get(n).could_use is not None])
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
+
+
+USE_GATES: Mapping[str, Callable[[str, Callable[[], bool]], bool]] = _UseGates()
 # A response of at most this many sentences that uses nothing gets every set-aside sentence
 # named in its evidence; a longer one only those read on the way.
 _EVIDENCE_SENTENCES = 400
@@ -238,7 +259,7 @@ class _Reading:
         """False only where sentence `i` cannot be tagged `use` or `pending` (cheap tests)."""
         if not (self.cue(i) or (i > 0 and self.cue(i - 1))):
             return False
-        gate = self.rules.could_use
+        gate = USE_GATES.get(self.task)
         return gate is None or gate(self.shapes[i], lambda: self.context(i))
 
     def stands(self, i: int) -> bool:
