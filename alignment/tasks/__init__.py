@@ -57,9 +57,16 @@ class Task:
     lexicon: str | None = None
     feature: str = "the protected feature"  # the feature, in words (reports, labelling pages)
     ack_text: str | None = None  # the acknowledgment sentence; None: prompts/<name>_ack.txt
+    # The folder of this task's prompt files (`<name>_ack.txt`, `ack_source_<name>_<source>.txt`)
+    # for a task registered outside the package; None: the package's `prompts/`.
+    prompts_dir: Path | None = None
+
+    def prompt(self, name: str) -> str:
+        """The task's prompt file `name` (`prompts_dir`, else the package's prompts)."""
+        return load_prompt(name, self.prompts_dir)
 
     def ack_sentence(self) -> str:
-        return self.ack_text if self.ack_text is not None else load_prompt(f"{self.name}_ack")
+        return self.ack_text if self.ack_text is not None else self.prompt(f"{self.name}_ack")
 
     def ack_suffix(self) -> str:
         """What the augmented score appends to a response: a blank line and the sentence."""
