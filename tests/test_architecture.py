@@ -301,3 +301,34 @@ def test_the_api_names_resolve() -> None:
 
     for name in alignment.__all__:
         assert getattr(alignment, name) is not None, name
+
+
+# ------------------------------------------------------------------- judges name no task
+
+
+def judge_modules() -> set[str]:
+    """Modules the judges run on: what `alignment.judge` and its judges import inside the judge
+    folder, less the task lexicons (a task's data: the modules its `Task.lexicon` names)."""
+    from alignment.tasks import TASKS
+
+    graph = import_graph(PACKAGE)
+    lexicons = {TASKS.get(n).lexicon for n in TASKS.names()} - {None}
+    todo = ["alignment.judge", "alignment.judge.keyword", "alignment.judge.llm", "alignment.judge.ensemble"]
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen or not name.startswith("alignment.judge") or name in lexicons:
+            continue
+        seen.add(name)
+        todo += sorted(graph[name])
+    return seen
+
+
+def test_no_judge_module_names_a_task() -> None:
+    modules = judge_modules()
+    assert {"alignment.judge.keyword", "alignment.judge.retraction", "alignment.judge.base", "alignment.judge.rules"} <= modules
+    for name in sorted(modules):
+        path = REPO / (name.replace(".", "/") + ("/__init__.py" if name == "alignment.judge" else ".py"))
+        text = path.read_text().lower()
+        for task in ("mathbook", "biasqa"):
+            assert task not in text, f"{path.relative_to(REPO)} names the task {task!r}"
