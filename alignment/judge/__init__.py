@@ -80,10 +80,13 @@ def _llm_code(cfg: JudgeConfig, task: str) -> str:
 @_code_of("ensemble")
 def _ensemble_code(cfg: JudgeConfig, task: str) -> str:
     from dataclasses import replace
+    from pathlib import Path
 
+    from alignment.cache import file_hash
     from alignment.config import config_hash
 
-    return config_hash({m: code_id(replace(cfg, name=m), task) for m in cfg.members})
+    members = {m: code_id(replace(cfg, name=m), task) for m in cfg.members}
+    return config_hash({"vote": file_hash(Path(__file__).resolve().parent / "ensemble.py"), "members": members})
 
 
 def code_id(cfg: JudgeConfig, task: str | None) -> str:
