@@ -202,6 +202,29 @@ def context(stage: Stage, cfg: RunConfig, run: RunDir, quiet: bool = False, key:
     return Context(run, TASKS.get(cfg.task.name), quiet, key, {s: getattr(cfg, s) for s in stage.sections()})
 
 
+# What a stage body returns: its row counts, the models it used and extra manifest fields.
+StageResult = tuple[dict[str, int], dict[str, str], dict[str, Any]]
+
+
+def run_keyed(name: str, key: str, run: RunDir, body: Callable[[], StageResult], quiet: bool = False,
+              log: Callable[[str], None] = stage_line) -> bool:
+    """The conventions every stage of every pipeline runs under (the toolkit's stages here, the
+    ReasonBench experiment's in `alignment.reasonbench.experiments.experiment`): skip a stage whose
+    manifest carries `key`, else invalidate the old manifest, run `body`, time it and write the
+    manifest. Returns True when it ran."""
+    if run.is_done(name, key):
+        if not quiet:
+            log(f"[{name}] up to date, skipped")
+        return False
+    run.invalidate(name)  # no old manifest may vouch for data rewritten below
+    started = time.time()
+    counts, models, extra = body()
+    manifest = run.finish(name, key, started, counts, models=models, extra=extra)
+    if not quiet:
+        log(f"[{name}] done in {manifest['seconds']:.1f}s: {manifest['rows']}")
+    return True
+
+
 def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: Callable[[str], None] = stage_line) -> bool:
     """Run one stage unless its key is unchanged; returns True when it ran."""
     stage = get_stage(name)
@@ -212,19 +235,14 @@ def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: 
     for dep in stage_inputs(stage, cfg):
         run.require(dep)
     key = stage_key(stage, cfg, run)
-    if run.is_done(stage.name, key):
-        if not quiet:
-            log(f"[{stage.name}] up to date, skipped")
-        return False
-    run.invalidate(stage.name)  # no old manifest may vouch for data rewritten below
-    started = time.time()
-    ctx = context(stage, cfg, run, quiet, key)
-    with executing(cfg.executor.for_stage(name)):  # where its shards run; the rows, and so the key, do not depend on it
-        counts = stage.fn(getattr(cfg, stage.section) if stage.section else None, ctx)
-    manifest = run.finish(stage.name, key, started, counts, models=ctx.models, extra=ctx.extra)
-    if not quiet:
-        log(f"[{stage.name}] done in {manifest['seconds']:.1f}s: {manifest['rows']}")
-    return True
+
+    def body() -> StageResult:
+        ctx = context(stage, cfg, run, quiet, key)
+        with executing(cfg.executor.for_stage(name)):  # where its shards run; the rows, and so the key, do not depend on it
+            counts = stage.fn(getattr(cfg, stage.section) if stage.section else None, ctx)
+        return counts, ctx.models, ctx.extra
+
+    return run_keyed(stage.name, key, run, body, quiet, log)
 
 
 def run_all(cfg: RunConfig, run: RunDir, quiet: bool = False, stages: list[str] | None = None) -> None:
