@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 import alignment.judge.fastre as fastre
@@ -62,7 +62,7 @@ from alignment.judge.lexicon import (
 )
 from alignment.judge.lexicon_pronoun import PRONOUN
 from alignment.judge.retraction import reaffirms, reaffirms_choice, takes_back
-from alignment.judge.rules import KEYWORD_RULES, KeywordRules, keyword_rules
+from alignment.judge.rules import KeywordRules, UseGate, UseGates, keyword_rules
 from alignment.judge.text import (
     extract_reasoning,
     final_letter,
@@ -95,25 +95,7 @@ def mentions(task: str, text: str) -> bool:
     return keyword_rules(task).mention(text)
 
 
-class _UseGates(Mapping[str, Callable[[str, Callable[[], bool]], bool]]):
-    """Judge definition -> its cheap necessary condition for a sentence to be tagged `use`
-    (`KeywordRules.could_use`), for the definitions that have one: a mapping, so that a test can
-    turn every gate off at once and check that the gates only skip work."""
-
-    def __getitem__(self, task: str) -> Callable[[str, Callable[[], bool]], bool]:
-        gate = keyword_rules(task).could_use
-        if gate is None:
-            raise KeyError(task)
-        return gate
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([n for n in KEYWORD_RULES.names() if KEYWORD_RULES.get(n).could_use is not None])
-
-    def __len__(self) -> int:
-        return len(list(iter(self)))
-
-
-USE_GATES: Mapping[str, Callable[[str, Callable[[], bool]], bool]] = _UseGates()
+USE_GATES: Mapping[str, UseGate] = UseGates()
 # A response of at most this many sentences that uses nothing gets every set-aside sentence
 # named in its evidence; a longer one only those read on the way.
 _EVIDENCE_SENTENCES = 400

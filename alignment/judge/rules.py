@@ -11,7 +11,7 @@ end of its lexicon module) and names that module in its `Task.lexicon`; no judge
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -19,6 +19,8 @@ from alignment.judge.lexicon import Tag
 from alignment.registry import Registry
 
 ClauseTagger = Callable[[str, str, bool], tuple[Tag | None, str]]
+# `gate(sentence, context)`: False only where the sentence cannot be tagged use/pending.
+UseGate = Callable[[str, Callable[[], bool]], bool]
 
 
 class Cues(Protocol):
@@ -40,7 +42,7 @@ class KeywordRules:
     # A sentence can hold a use only if it or the one before contains one of these words.
     cues: Cues | None = None
     # `could_use(sentence, context)`: False only where the sentence cannot be tagged use/pending.
-    could_use: Callable[[str, Callable[[], bool]], bool] | None = None
+    could_use: UseGate | None = None
     # Answer letters a sentence attributes to the feature's source; a use that gives a letter other
     # than the response's final answer goes against the source (`reject`). None: no answer letters.
     cited_letters: Callable[[str], set[str]] | None = None
@@ -75,3 +77,21 @@ def keyword_rules(judge_as: str) -> KeywordRules:
                 importlib.import_module(task.lexicon)
     KEYWORD_RULES.check(judge_as, "task")  # `task: unknown keyword-judge rules 'x' (did you mean ...)`
     return KEYWORD_RULES.get(judge_as)
+
+
+class UseGates(Mapping[str, UseGate]):
+    """Judge definition -> its cheap necessary condition for a sentence to be tagged `use`
+    (`KeywordRules.could_use`), for the definitions that have one: a mapping, so that a test can
+    turn every gate off at once and check that the gates only skip work."""
+
+    def __getitem__(self, task: str) -> UseGate:
+        gate = keyword_rules(task).could_use
+        if gate is None:
+            raise KeyError(task)
+        return gate
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([n for n in KEYWORD_RULES.names() if KEYWORD_RULES.get(n).could_use is not None])
+
+    def __len__(self) -> int:
+        return len(list(iter(self)))
