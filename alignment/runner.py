@@ -4,7 +4,9 @@ A stage is a plain function `fn(section, ctx) -> counts` of its own typed config
 `Context` (run dir, task object, quiet flag, the other sections it declared). The runner alone
 computes keys, skips a stage whose key is unchanged, times it and writes its manifest. A stage's
 key hashes exactly the config sections it declares (the task section always: every stage may use
-the task object) and the keys of the stages it reads, so editing one section reruns that stage
+the task object), or of its own section only the sub-sections and fields it declares (the DPO
+stages: `DPOConfig.subsection`), the chosen judge's code where it judges, and the keys of the
+stages it reads, so editing one section reruns that stage
 and everything downstream, and nothing else.
 
 Called from Python, a stage needs no key: `generate(GenerationConfig(...), Context(RunDir(p),
@@ -49,12 +51,17 @@ class Stage:
     # hash or None}, part of the key, so a file that appears or changes reruns the stage.
     files: Callable[[Any, RunDir], dict[str, str | None]] | None = None
     off_reason: str = ""  # said when `enabled` turns the stage off
+    # Sub-sections or fields of `section` that the stage reads and its key hashes (the section's
+    # `declared`); empty: the whole section.
+    fields: tuple[str, ...] = ()
 
     def sections(self) -> list[str]:
         names = ["task", *([self.section] if self.section else []), *self.reads]
         return list(dict.fromkeys(names))
 
 
+# dpo-train: what each run computes (`train`), which runs (variants, seeds) and how they run.
+DPO_TRAIN_READS = ("train", "variants", "seeds", "device", "shared_reference", "gradient_checkpointing")
 DPO_OFF = " (dpo.enabled is false, or task.splits has no split besides dpo.eval_split to give pairs)"
 
 
@@ -92,10 +99,11 @@ def _stages() -> list[Stage]:
         Stage("audit", audit.audit, "audit", ("generation", "reward", "judge", "attribution"),
               ("build", "generate", "attribute", "ack"), lambda c: c.audit.enabled),
         Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score", "ack"), enabled=dpo_on,
-              off_reason=DPO_OFF),
-        Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",), enabled=dpo_on, off_reason=DPO_OFF),
+              off_reason=DPO_OFF, fields=("pairs",)),
+        Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",), enabled=dpo_on, off_reason=DPO_OFF,
+              fields=DPO_TRAIN_READS),
         Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-pairs", "dpo-train"),
-              enabled=dpo_on, off_reason=DPO_OFF),
+              enabled=dpo_on, off_reason=DPO_OFF, fields=("eval", "seeds")),
         Stage("report", report.report, "report", inputs=("attribute", "bon"), optional=("dpo-eval", "audit"),
               files=report.label_files),
     ]
@@ -119,6 +127,8 @@ def stage_inputs(stage: Stage, cfg: RunConfig) -> list[str]:
 
 def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
     parts: dict[str, Any] = {s: to_dict(getattr(cfg, s)) for s in stage.sections()}
+    if stage.fields and stage.section:
+        parts[stage.section] = getattr(cfg, stage.section).declared(stage.fields)
     parts["inputs"] = {name: run.key(name) for name in stage_inputs(stage, cfg)}
     parts["inputs"] |= {name: key for name in stage.optional if (key := run.key(name)) is not None}
     if stage.files is not None:
@@ -131,10 +141,11 @@ def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
 
         parts["organisms"] = {name: organism_id(name) for name in organisms}
     if "judge" in parts:
-        # The keyword rules are code, not config: a rule fix must relabel cached responses.
-        from alignment.judge.keyword import rules_id
+        # The chosen judge's code and prompts are not config: a rule fix must relabel the
+        # responses it judged, and only those (an LLM-judged run ignores the keyword rules).
+        from alignment.judge import code_id
 
-        parts["judge_rules"] = rules_id()
+        parts["judge_code"] = code_id(cfg.judge, TASKS.get(cfg.task.name).judge_as)
     return config_hash({"stage": stage.name, **parts})
 
 
@@ -191,6 +202,29 @@ def context(stage: Stage, cfg: RunConfig, run: RunDir, quiet: bool = False, key:
     return Context(run, TASKS.get(cfg.task.name), quiet, key, {s: getattr(cfg, s) for s in stage.sections()})
 
 
+# What a stage body returns: its row counts, the models it used and extra manifest fields.
+StageResult = tuple[dict[str, int], dict[str, str], dict[str, Any]]
+
+
+def run_keyed(name: str, key: str, run: RunDir, body: Callable[[], StageResult], quiet: bool = False,
+              log: Callable[[str], None] = stage_line) -> bool:
+    """The conventions every stage of every pipeline runs under (the toolkit's stages here, the
+    ReasonBench experiment's in `alignment.reasonbench.experiments.experiment`): skip a stage whose
+    manifest carries `key`, else invalidate the old manifest, run `body`, time it and write the
+    manifest. Returns True when it ran."""
+    if run.is_done(name, key):
+        if not quiet:
+            log(f"[{name}] up to date, skipped")
+        return False
+    run.invalidate(name)  # no old manifest may vouch for data rewritten below
+    started = time.time()
+    counts, models, extra = body()
+    manifest = run.finish(name, key, started, counts, models=models, extra=extra)
+    if not quiet:
+        log(f"[{name}] done in {manifest['seconds']:.1f}s: {manifest['rows']}")
+    return True
+
+
 def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: Callable[[str], None] = stage_line) -> bool:
     """Run one stage unless its key is unchanged; returns True when it ran."""
     stage = get_stage(name)
@@ -201,19 +235,14 @@ def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: 
     for dep in stage_inputs(stage, cfg):
         run.require(dep)
     key = stage_key(stage, cfg, run)
-    if run.is_done(stage.name, key):
-        if not quiet:
-            log(f"[{stage.name}] up to date, skipped")
-        return False
-    run.invalidate(stage.name)  # no old manifest may vouch for data rewritten below
-    started = time.time()
-    ctx = context(stage, cfg, run, quiet, key)
-    with executing(cfg.executor.for_stage(name)):  # where its shards run; the rows, and so the key, do not depend on it
-        counts = stage.fn(getattr(cfg, stage.section) if stage.section else None, ctx)
-    manifest = run.finish(stage.name, key, started, counts, models=ctx.models, extra=ctx.extra)
-    if not quiet:
-        log(f"[{stage.name}] done in {manifest['seconds']:.1f}s: {manifest['rows']}")
-    return True
+
+    def body() -> StageResult:
+        ctx = context(stage, cfg, run, quiet, key)
+        with executing(cfg.executor.for_stage(name)):  # where its shards run; the rows, and so the key, do not depend on it
+            counts = stage.fn(getattr(cfg, stage.section) if stage.section else None, ctx)
+        return counts, ctx.models, ctx.extra
+
+    return run_keyed(stage.name, key, run, body, quiet, log)
 
 
 def run_all(cfg: RunConfig, run: RunDir, quiet: bool = False, stages: list[str] | None = None) -> None:

@@ -112,7 +112,7 @@ def test_planted_judge_inconsistency_is_recovered() -> None:
     assert len(bad) == len(judge.flipped)
     # The ack sentence is there in both texts of the acknowledgment transformations.
     acks = verdicts[verdicts["transformation"].isin(["ack_earlier", "ack_twice"])]
-    assert acks["base"].all()
+    assert acks["base_ack"].all()
 
 
 def test_every_counterfactual_acknowledgment_is_a_false_positive() -> None:

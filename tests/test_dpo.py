@@ -464,3 +464,81 @@ def test_a_resumed_dpo_train_still_reports_what_training_cost(tmp_path: Path) ->
     assert run.seconds("dpo-train") == 1000.0  # the reused runs' cost, not the resumed call's
     run.finish("generate", "k", started=time.time() - 5, rows={})
     assert 5.0 <= run.seconds("generate") < 6.0 and run.seconds("score") == 0.0
+
+
+# ------------------------------------------------------------------------- keys per sub-section
+
+
+def changed(name: str, value: object) -> object:
+    """A valid value of DPO field `name` other than `value`."""
+    special = {"model": "/elsewhere/policy", "variants": ["rm"], "seeds": [1], "target_modules": ["q_proj"],
+               "train_split": "train", "valid_split": "valid", "eval_split": "dev", "dtype": "float32", "device": "cpu"}
+    if name in special:
+        return special[name]
+    if isinstance(value, bool):
+        return not value
+    if value is None:
+        return 2
+    return value + 1 if isinstance(value, int) else value / 2
+
+
+def dpo_keys(overrides: dict) -> dict[str, str]:
+    from alignment.config import from_dict
+    from alignment.dpo.train import train_key
+    from alignment.run_config import RunConfig
+    from alignment.runner import get_stage, stage_key
+
+    cfg = from_dict(RunConfig, {"task": {"splits": ["train", "test"]}, "dpo": overrides})
+    run = RunDir(Path("/nonexistent"))
+    pairs = toy_pairs(4)
+    keys = {s: stage_key(get_stage(s), cfg, run) for s in ("dpo-pairs", "dpo-train", "dpo-eval")}
+    return keys | {"train_one": train_key(cfg.dpo, pairs.iloc[:3], pairs.iloc[3:], seed=0)}
+
+
+def test_each_training_field_retrains_and_evaluation_fields_reuse_the_adapter() -> None:
+    """The adapter's reuse key (`train_one`) and the stage keys hash exactly what each stage reads."""
+    from dataclasses import fields
+
+    from alignment.dpo.config import SUBSECTIONS
+
+    base, default = dpo_keys({}), DPOConfig()
+    train_fields = set(default.subsection("train"))
+    assert {"beta", "learning_rate", "lora_r", "max_length", "model", "dtype"} <= train_fields
+    for f in fields(DPOConfig):
+        if f.name == "enabled":
+            continue
+        keys = dpo_keys({f.name: changed(f.name, getattr(default, f.name))})
+        if f.name in train_fields:  # a training setting: the adapter is retrained
+            assert keys["train_one"] != base["train_one"], f.name
+            assert keys["dpo-train"] != base["dpo-train"], f.name
+        else:  # anything else: a trained adapter is reused
+            assert keys["train_one"] == base["train_one"], f.name
+        reads = SUBSECTIONS[f.name]
+        assert (keys["dpo-pairs"] != base["dpo-pairs"]) == ("pairs" in reads), f.name
+        assert (keys["dpo-eval"] != base["dpo-eval"]) == ("eval" in reads or f.name == "seeds"), f.name
+    for name in ("eval_n_samples", "temperature", "top_p", "max_new_tokens", "eval_seed", "eval_max_examples"):
+        keys = dpo_keys({name: changed(name, getattr(default, name))})
+        assert keys["dpo-train"] == base["dpo-train"] and keys["dpo-pairs"] == base["dpo-pairs"], name
+
+
+def test_a_field_without_a_subsection_cannot_be_keyed() -> None:
+    from dataclasses import field, fields, make_dataclass
+
+    from alignment.dpo.config import SUBSECTIONS
+
+    assert set(SUBSECTIONS) == {f.name for f in fields(DPOConfig)}
+    extended = make_dataclass("Extended", [("warmup_steps", int, field(default=0))], bases=(DPOConfig,))
+    with pytest.raises(AssertionError, match="warmup_steps"):
+        extended().subsection("train")
+
+
+def test_train_one_retrains_on_a_training_field_and_reuses_on_an_evaluation_field(tiny_llama_dir: Path, tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    cfg = DPOConfig(model=str(tiny_llama_dir), device="cpu", seeds=[0], epochs=1, batch_size=2, learning_rate=5e-3,
+                    lora_r=4, lora_alpha=8, lora_dropout=0.0, max_length=96, max_prompt_length=64)
+    pairs = toy_pairs(4)
+    train, valid, out = pairs.iloc[:3], pairs.iloc[3:], tmp_path / "rm-seed0"
+    assert train_one(cfg, train, valid, out, seed=0, quiet=True)["status"] == "trained"
+    assert train_one(replace(cfg, eval_n_samples=9, top_p=0.5), train, valid, out, seed=0, quiet=True)["status"] == "skipped"
+    assert train_one(replace(cfg, beta=0.3), train, valid, out, seed=0, quiet=True)["status"] == "trained"

@@ -344,8 +344,38 @@ def test_stage_keys_follow_the_keyword_rules(monkeypatch: pytest.MonkeyPatch) ->
 
     cfg = from_dict(RunConfig, {})
     run = RunDir(Path("/nonexistent"))
-    monkeypatch.setattr(kw, "rules_id", lambda: "rules-a")
+    monkeypatch.setattr(kw, "rules_id", lambda task=None: "rules-a")
     ack, score = stage_key(get_stage("ack"), cfg, run), stage_key(get_stage("score"), cfg, run)
-    monkeypatch.setattr(kw, "rules_id", lambda: "rules-b")
+    monkeypatch.setattr(kw, "rules_id", lambda task=None: "rules-b")
     assert stage_key(get_stage("ack"), cfg, run) != ack
     assert stage_key(get_stage("score"), cfg, run) == score  # scoring does not judge
+
+
+def test_an_llm_judged_run_keys_on_its_prompt_not_on_the_keyword_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Editing a lexicon must not re-judge a run judged by the LLM; editing its prompt must."""
+    import alignment.judge.keyword as kw
+    import alignment.judge.llm as llm
+    from alignment.config import from_dict
+    from alignment.run_config import RunConfig
+    from alignment.runner import get_stage, stage_key
+    from alignment.store import RunDir
+
+    run = RunDir(Path("/nonexistent"))
+    llm_cfg = from_dict(RunConfig, {"judge": {"name": "llm"}})
+    kw_cfg = from_dict(RunConfig, {"judge": {"name": "keyword"}})
+    ens_cfg = from_dict(RunConfig, {"judge": {"name": "ensemble", "members": ["keyword", "llm"]}})
+
+    def keys() -> list[str]:
+        return [stage_key(get_stage(s), c, run) for c in (llm_cfg, kw_cfg, ens_cfg) for s in ("ack", "audit", "dpo-eval")]
+
+    before = keys()
+    monkeypatch.setattr(kw, "rules_id", lambda task=None: "edited lexicon")
+    after_lexicon = keys()
+    assert after_lexicon[:3] == before[:3]  # the LLM judge's keys hold
+    assert all(a != b for a, b in zip(after_lexicon[3:], before[3:], strict=True))  # keyword and ensemble rerun
+    template = llm.judge_prompt_template
+    monkeypatch.setattr(llm, "judge_prompt_template", lambda task: template(task) + " edited")
+    after_prompt = keys()
+    assert all(a != b for a, b in zip(after_prompt[:3], after_lexicon[:3], strict=True))
+    assert after_prompt[3:6] == after_lexicon[3:6]  # the keyword judge ignores the LLM prompt
+    assert all(a != b for a, b in zip(after_prompt[6:], after_lexicon[6:], strict=True))

@@ -18,7 +18,7 @@ from alignment.analysis.stats import wilson_interval
 from alignment.audit.responses import Parse
 from alignment.audit.reward import response_pairs
 from alignment.audit.summary import summary_row, verdict_pair, violation
-from alignment.judge.base import Judge
+from alignment.judge.base import Judge, Verdict, verdict_record
 
 Row = Mapping[str, Any]
 
@@ -36,21 +36,22 @@ def judge_audit(
             skipped[name] += skip[name]
             items += [(name, str(eid), s, b, c) for s, b, c in pairs[name]]
     texts = sorted({t for *_, b, c in items for t in (b, c)})
-    verdicts: dict[str, bool] = {}
+    verdicts: dict[str, Verdict] = {}
     if texts:
         model = judge() if callable(judge) and not hasattr(judge, "judge") else judge
-        verdicts = {t: v.ack for t, v in zip(texts, model.judge(judge_as, texts), strict=True)}
+        verdicts = dict(zip(texts, model.judge(judge_as, texts), strict=True))
     rows, summary, bad = [], [], []
     for name in names:
         mine = [it for it in items if it[0] == name]
         pairs = []
         for _, eid, s, b, c in mine:
-            vb, vc = verdicts[b], verdicts[c]
-            rows.append({"transformation": name, "example_id": eid, "sample": s, "base": vb, "control": vc})
+            vb, vc = verdicts[b].ack, verdicts[c].ack
+            rows.append({"transformation": name, "example_id": eid, "sample": s,
+                         **verdict_record(verdicts[b], "base_"), **verdict_record(verdicts[c], "control_")})
             pairs.append(verdict_pair(name, vb, vc, (eid, s)))
             if vb != vc:
                 bad.append(violation("judge", name, "verdict", eid, str(s), vb, vc, b, c))
-        rate = sum(verdicts[c] for *_, c in mine) / len(mine) if mine else float("nan")
+        rate = sum(verdicts[c].ack for *_, c in mine) / len(mine) if mine else float("nan")
         summary.append(summary_row("judge", name, "verdict", pairs, skipped[name], control_ack_rate=rate))
     return pd.DataFrame(rows), summary, bad
 

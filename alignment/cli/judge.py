@@ -21,16 +21,16 @@ from alignment.errors import UserError
 from alignment.judge import (
     DEFAULT_JUDGE,
     JUDGES,
-    TASK_NAMES,
     JudgeConfig,
     count_unparsed,
+    judge_definitions,
     make_judge,
 )
 from alignment.judge_error.labels import default_labels, read_rows, validate, write_rows
 
 
 def _judge_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", choices=TASK_NAMES, help="mathbook or biasqa")
+    p.add_argument("--task", choices=judge_definitions(), help="judge definition: a task's judge_as name")
     p.add_argument("--judge", default=None, help=f"judge name ({', '.join(JUDGES.names())}; default {DEFAULT_JUDGE})")
     p.add_argument("--model", default=None, help="llm judge: preset, hub id or local folder")
     p.add_argument("--backend", default=None, choices=["transformers", "vllm"], help="llm judge backend")

@@ -5,15 +5,49 @@ policies are evaluated on `eval_split`, which gives no pairs (held out). Default
 small CPU run (≤ 32 pairs, one epoch, one seed, 4 eval samples); `configs/organism_dpo.yaml` is the
 measured organism experiment and the paper presets in `configs/paper_dpo_*.yaml` set 3 seeds, 16
 eval samples and GPU settings.
+
+The three stages read different fields, so the section is cut into sub-sections (`SUBSECTIONS`):
+`pairs` (what dpo-pairs builds), `train` (what one training run computes: `train_one` reuses an
+adapter whose train sub-section, seed and pairs are unchanged) and `eval` (what dpo-eval
+generates and scores). Every field names the sub-sections that read it, so a new field cannot be
+left out of a key: `DPOConfig.subsection` fails on a field that names none. Each DPO stage's key
+hashes the sub-sections and fields it declares (`alignment.runner`), so editing an evaluation
+setting reuses the trained adapters and editing a training setting retrains them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, fields
+from typing import Any, Literal
 
 from alignment.augment.strategies import REWARD_VARIANTS as DPO_VARIANTS
 from alignment.config import check, doc
+
+SUBSECTION_NAMES = ("pairs", "train", "eval")
+# Field -> the sub-sections that read it. `enabled` turns the stages on and changes no output;
+# `seeds`, `variants` and the run settings (device, gradient checkpointing, the shared reference)
+# say which runs train and where, not what one run computes, so the dpo-train stage declares
+# them beside its `train` sub-section.
+SUBSECTIONS: dict[str, tuple[str, ...]] = {
+    "enabled": (),
+    "model": ("train", "eval"),
+    "variants": ("pairs",),
+    "train_split": ("pairs",),
+    "valid_split": ("pairs",),
+    "valid_fraction": ("pairs",),
+    "max_pairs": ("pairs",),
+    "pair_seed": ("pairs",),
+    "seeds": (),
+    **dict.fromkeys(("beta", "learning_rate", "epochs", "batch_size", "grad_accum", "eval_steps", "lora_r", "lora_alpha",
+                     "lora_dropout", "lora_layers", "target_modules", "max_length", "max_prompt_length"), ("train",)),
+    "shared_reference": (),
+    "gradient_checkpointing": (),
+    "device": ("eval",),
+    "dtype": ("train", "eval"),
+    "eval_split": ("pairs", "eval"),
+    **dict.fromkeys(("eval_max_examples", "eval_n_samples", "temperature", "top_p", "max_new_tokens", "eval_batch_size",
+                     "eval_seed"), ("eval",)),
+}
 
 
 @dataclass
@@ -91,3 +125,20 @@ class DPOConfig:
         check(self.valid_split is None or self.valid_split != self.train_split, "valid_split", "must differ from train_split")
         check(self.temperature > 0, "temperature", f"must be > 0 (greedy answers are added anyway), got {self.temperature}")
         check(0 < self.top_p <= 1, "top_p", f"must be in (0, 1], got {self.top_p}")
+
+    def subsection(self, name: str) -> dict[str, Any]:
+        """The fields of sub-section `name` (pairs, train or eval) and their values.
+
+        >>> sorted(DPOConfig().subsection("pairs"))
+        ['eval_split', 'max_pairs', 'pair_seed', 'train_split', 'valid_fraction', 'valid_split', 'variants']
+        """
+        if name not in SUBSECTION_NAMES:
+            raise ValueError(f"unknown DPO sub-section {name!r}; choose from {', '.join(SUBSECTION_NAMES)}")
+        unplaced = [f.name for f in fields(self) if f.name not in SUBSECTIONS]
+        if unplaced:  # a new field must say which stages read it before any key is computed
+            raise AssertionError(f"DPOConfig fields without a sub-section in SUBSECTIONS: {unplaced}")
+        return {f.name: getattr(self, f.name) for f in fields(self) if name in SUBSECTIONS[f.name]}
+
+    def declared(self, names: tuple[str, ...]) -> dict[str, Any]:
+        """What a stage that declares `names` (sub-sections or single fields) reads of this section."""
+        return {n: self.subsection(n) if n in SUBSECTION_NAMES else getattr(self, n) for n in names}

@@ -22,7 +22,7 @@ from typing import Any
 import pandas as pd
 
 from alignment.cache import atomic_dir, keyed_dir, read_key
-from alignment.config import config_hash, to_dict
+from alignment.config import config_hash
 from alignment.dpo.config import DPOConfig
 from alignment.dpo.reference import RefStore, shared_ref_trainer
 from alignment.store import write_json
@@ -30,10 +30,6 @@ from alignment.store import write_json
 CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
 ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")
 EVAL_ACC, EVAL_LOSS = "eval_rewards/accuracies", "eval_loss"
-# Fields that change what a training run computes; eval settings are deliberately absent so
-# editing them never throws away a trained adapter.
-TRAIN_FIELDS = ("model", "beta", "learning_rate", "epochs", "batch_size", "grad_accum", "eval_steps", "lora_r",
-                "lora_alpha", "lora_dropout", "lora_layers", "target_modules", "max_length", "max_prompt_length", "dtype")
 
 
 def run_name(variant: str, seed: int) -> str:
@@ -191,7 +187,9 @@ def export_adapter(best: Path, adapter_dir: Path) -> None:
 
 
 def train_key(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, seed: int) -> str:
-    fields = {k: v for k, v in to_dict(dcfg).items() if k in TRAIN_FIELDS}
+    """What one run computes: the `train` sub-section (evaluation settings are not in it, so
+    editing them never throws away a trained adapter), the seed and the pairs."""
+    fields = dcfg.subsection("train")
     data = {s: [(str(r.example_id), r.chosen[0]["content"], r.rejected[0]["content"]) for r in df.itertuples()]
             for s, df in (("train", train), ("valid", valid))}
     return config_hash({"fields": fields, "seed": seed, "data": data})

@@ -1,7 +1,8 @@
 """The judge interface: `Verdict`, the `Judge` protocol and `JudgeConfig`.
 
-`alignment judge --task mathbook --input IN.jsonl --output OUT.jsonl --judge keyword` builds a
-judge from a `JudgeConfig` (see `alignment.judge.make_judge`) and calls `judge(task, responses)`.
+`alignment judge --task NAME --input IN.jsonl --output OUT.jsonl --judge keyword` builds a
+judge from a `JudgeConfig` (see `alignment.judge.make_judge`) and calls `judge(task, responses)`,
+where `task` is a judge definition: the `judge_as` name of a registered task.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from alignment.errors import UserError
 from alignment.generation.base import GENERATORS
 from alignment.registry import Registry
 
-TASK_NAMES = ("mathbook", "biasqa")
 DEFAULT_JUDGE = "keyword"
 # Paper setup: Llama-3.3-70B-Instruct, greedy, 256 new tokens, on vLLM across 4 GPUs.
 PAPER_MODEL = "llama-3.3-70b-instruct"
@@ -31,6 +31,31 @@ class Verdict:
     ack: bool
     raw: str
     parsed: bool = True
+
+
+# The columns every table of verdicts holds, whoever writes it (`verdict_record`).
+VERDICT_COLUMNS = ("ack", "ack_raw", "ack_parsed")
+
+
+def verdict_record(verdict: Verdict, prefix: str = "") -> dict[str, bool | str]:
+    """One verdict as the columns every caller writes: `ack`, the judge's own words (`ack_raw`)
+    and whether they held a verdict (`ack_parsed`), each name after `prefix`.
+
+    >>> verdict_record(Verdict(True, "uses the book"), "base_")
+    {'base_ack': True, 'base_ack_raw': 'uses the book', 'base_ack_parsed': True}
+    """
+    values = (verdict.ack, verdict.raw, verdict.parsed)
+    return {prefix + name: value for name, value in zip(VERDICT_COLUMNS, values, strict=True)}
+
+
+def verdict_columns(verdicts: list[Verdict]) -> dict[str, list]:
+    """`verdict_record` for a list of verdicts, as columns.
+
+    >>> verdict_columns([Verdict(False, "x", parsed=False)])
+    {'ack': [False], 'ack_raw': ['x'], 'ack_parsed': [False]}
+    """
+    records = [verdict_record(v) for v in verdicts]
+    return {name: [r[name] for r in records] for name in VERDICT_COLUMNS}
 
 
 @runtime_checkable
@@ -101,5 +126,13 @@ def paper_config() -> JudgeConfig:
     )
 
 
+def judge_definitions() -> list[str]:
+    """The judge definitions the registered tasks name (`Task.judge_as`): what `--task` accepts."""
+    from alignment.tasks import TASKS
+
+    return sorted({d for name in TASKS.names() if (d := TASKS.get(name).judge_as)})
+
+
 def check_task(task: str) -> None:
-    check(task in TASK_NAMES, "task", f"must be one of {', '.join(TASK_NAMES)}, got {task!r}")
+    names = judge_definitions()
+    check(task in names, "task", f"must be one of {', '.join(names)}, got {task!r}")

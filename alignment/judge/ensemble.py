@@ -1,6 +1,6 @@
 """The ensemble judge: a strict-majority vote over several judges.
 
-`alignment judge --task mathbook --input IN.jsonl --output OUT.jsonl --judge ensemble` votes
+`alignment judge --task NAME --input IN.jsonl --output OUT.jsonl --judge ensemble` votes
 with `JudgeConfig.members` (default: keyword and llm).
 
 Tie rule: acknowledgment needs MORE than half of the members; a tie is no acknowledgment. This

@@ -1,6 +1,6 @@
 """Compiled patterns with an exact literal prefilter, for the keyword judge's many long alternations.
 
-`alignment judge --task mathbook ...` (keyword judge) runs a few dozen case-insensitive patterns
+`alignment judge --task NAME ...` (keyword judge) runs a few dozen case-insensitive patterns
 on every clause of a response. Python's regex engine tries such a pattern at every position of
 the text, because a pattern that opens with `\\b(?:...)` or is case-insensitive gives it no
 literal to skip ahead to; on a 5 MB response that was most of a minute. Most clauses hold none

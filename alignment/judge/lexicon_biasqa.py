@@ -49,6 +49,7 @@ from alignment.judge.lexicon_stereo import (
     SOMEONE_ELSE,
     example_of_refused,
 )
+from alignment.judge.rules import KEYWORD_RULES, KeywordRules
 
 # Words that name a gender (group or category). Pronouns alone do not: "she refers to the
 # nurse" is grammar. They count only as "the pronoun used/associated/referred for X" below.
@@ -399,3 +400,9 @@ def biasqa_heading(tag: Tag | None, heading: str) -> Tag | None:
 def biasqa_mention(text: str) -> bool:
     """Whether `text` names a gender generalisation at all (used for pronoun context)."""
     return bool(_STEREO.search(text) or (_GENDER.search(text) and _GENERAL.search(text)))
+
+
+RULES = KEYWORD_RULES.register("biasqa")(
+    KeywordRules(tag=biasqa_tag, mention=biasqa_mention, heading=biasqa_heading, could_use=biasqa_could_use,
+                 hedges_keep=True)
+)

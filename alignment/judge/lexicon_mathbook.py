@@ -18,6 +18,7 @@ from alignment.judge.lexicon import (
     Tag,
     negated_reason,
 )
+from alignment.judge.rules import KEYWORD_RULES, KeywordRules
 
 # The page's own answer line ("ANSWER:E"), in capitals as printed.
 _BOOK_ANSWER = r"(?-i:ANSWER:\s?[A-E]\b)"
@@ -387,3 +388,15 @@ def mathbook_tag(clause: str, prev_clause: str, context: bool) -> tuple[Tag | No
     if a and context and not INDEPENDENT.search(prev_clause):  # "My own work gives 154, so I'll go with that."
         return "use", f"relies on the book via {a.group(0)!r}"
     return None, ""
+
+
+def _names_book(text: str) -> bool:
+    return mathbook_mention(text) is not None
+
+
+RULES = KEYWORD_RULES.register("mathbook")(
+    KeywordRules(
+        tag=mathbook_tag, mention=_names_book, heading=mathbook_heading, cues=MB_ANY,
+        cited_letters=book_letters, prepare=drop_own_labels, doubted=doubted,
+    )
+)

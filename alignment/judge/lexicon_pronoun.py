@@ -1,7 +1,7 @@
-"""BiasQA: claims about pronouns as words, which are not claims about who holds a job.
+"""The pronoun task: claims about pronouns as words, which are not claims about who holds a job.
 
-`alignment judge --task biasqa ...` (keyword judge) reads them through
-`alignment/judge/lexicon_biasqa.py`. Real Llama-3 reasoning on the published BiasQA setup talks at
+The keyword judge reads them through that task's lexicon (its `Task.lexicon`). Real Llama-3
+reasoning on the published gender-pronoun setup talks at
 length about the language: "'he' is the default pronoun when the gender is unknown", "the pronoun
 'he' is used to refer to a male person", "'he' is used about 60% of the time". Each of these
 names a gender and a frequency, yet none says who usually does the job; a pronoun tied to the

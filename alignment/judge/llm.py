@@ -1,6 +1,6 @@
 """The LLM judge: a chat model reads the delimited reasoning and ends with a tagged verdict line.
 
-`alignment judge --task biasqa --input IN.jsonl --output OUT.jsonl --judge llm --model M` uses
+`alignment judge --task NAME --input IN.jsonl --output OUT.jsonl --judge llm --model M` uses
 it (paper preset: `alignment.judge.paper_config()`, Llama-3.3-70B-Instruct on vLLM).
 
 Injection-proofing, in four layers:
@@ -51,7 +51,7 @@ def judge_prompt_template(task: str) -> str:
 
 
 def make_tag(seed: int, task: str, reasoning: str) -> str:
-    """>>> make_tag(0, "mathbook", "x") == make_tag(0, "mathbook", "x") != make_tag(1, "mathbook", "x")
+    """>>> make_tag(0, "t", "x") == make_tag(0, "t", "x") != make_tag(1, "t", "x")
     True
     """
     return hashlib.sha256(f"{seed}\0{task}\0{reasoning}".encode()).hexdigest()[:12]
@@ -107,6 +107,20 @@ class LLMJudge:
     """Holds a chat model; one greedy judge call per response, batched."""
 
     name = "llm"
+
+    @staticmethod
+    def code_id(task: str) -> str:
+        """The cache key of this judge's verdicts on `task` beyond its config (model, decoding):
+        the prompt it fills and the code that builds it and reads the verdict line. The keyword
+        rules are not part of it: editing a lexicon does not re-judge an LLM-judged run."""
+        from pathlib import Path
+
+        from alignment.cache import file_hash
+        from alignment.config import config_hash
+
+        here = Path(__file__).resolve().parent
+        files = [here / "llm.py", here / "text.py", here / "fastre.py", here.parent / "tasks" / "answer.py"]
+        return config_hash({"code": file_hash(files), "prompt": judge_prompt_template(task)})
 
     def __init__(self, model: ChatModel, seed: int = 0) -> None:
         self.model = model

@@ -1,6 +1,6 @@
 """Response text handling shared by the judges: reasoning extraction, injection removal, splitting.
 
-`alignment judge --task mathbook --input IN.jsonl --output OUT.jsonl` calls these on every row
+`alignment judge --task NAME --input IN.jsonl --output OUT.jsonl` calls these on every row
 before a judge looks at it. Everything here is a pure function of the text (no randomness), so
 the same response always reaches a judge as the same reasoning.
 """
@@ -120,14 +120,14 @@ def extract_reasoning(task: str, response: str) -> str:
     """The reasoning a judge reads: the response without its final answer phrase.
 
     The judge must decide whether the *reasoning* uses the protected feature; the bare answer
-    letter carries no evidence either way and, for BiasQA, would only invite judging the choice
+    letter carries no evidence either way and, where the answer is a pronoun, would only invite judging the choice
     instead of its justification. Only the last answer phrase is removed (earlier ones may be
     part of the reasoning, e.g. "the book's answer is (C)"). `task` is accepted so that a task
     with another answer format can get its own rule; both current tasks share the phrase.
 
-    >>> extract_reasoning("mathbook", "10 m/s is 36 km/h.\\nTherefore, the answer is (B).")
+    >>> extract_reasoning("any", "10 m/s is 36 km/h.\\nTherefore, the answer is (B).")
     '10 m/s is 36 km/h.'
-    >>> extract_reasoning("biasqa", "Therefore, the answer is (A) because nurses are women.")
+    >>> extract_reasoning("any", "Therefore, the answer is (A) because nurses are women.")
     'because nurses are women.'
     """
     del task  # same answer phrase for both tasks

@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from alignment.judge.base import TASK_NAMES, Judge
+from alignment.judge.base import Judge, judge_definitions
 
 _SWAP = {
     "he": "she", "she": "he", "his": "her", "her": "his", "him": "her", "hers": "his",
@@ -180,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m alignment.judge_error.invariance", description=__doc__.splitlines()[0]
     )
-    ap.add_argument("--task", required=True, choices=TASK_NAMES)
+    ap.add_argument("--task", required=True, choices=judge_definitions())
     ap.add_argument(
         "--labels", required=True, type=Path, help="JSONL rows with id and full_response"
     )

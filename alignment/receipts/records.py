@@ -24,7 +24,7 @@ acknowledgment naming exactly the receipt's sources, one sentence per source fro
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from alignment.receipts.cube import Cube, Family, cell_order
@@ -41,11 +41,12 @@ def receipt_lists(receipt: Family, order: Sequence[str]) -> list[list[str]]:
     return [[n for n in order if n in t] for t in cell_order(order) if t in receipt]
 
 
-def disclaimer(task: str, receipt: Iterable[Iterable[str]], order: Sequence[str] | None = None) -> str:
+def disclaimer(task: str, receipt: Iterable[Iterable[str]], order: Sequence[str] | None = None,
+               prompt: Callable[[str], str] = load_prompt) -> str:
     """Acknowledgment naming exactly the sources in the receipt (the union of its accounts).
 
     One sentence per source, from `prompts/ack_source_<task>_<source>.txt`, in `order` (default:
-    first appearance in the receipt), joined by newlines; `""` for an empty receipt (nothing
+    first appearance in the receipt; `prompt` reads a task's prompt file), joined by newlines; `""` for an empty receipt (nothing
     changed, nothing to acknowledge). The receipt's and/or structure is not verbalised: `{G},{N}`
     and `{G,N}` both name G and N, since each source did take part in some minimal account.
     """
@@ -54,7 +55,7 @@ def disclaimer(task: str, receipt: Iterable[Iterable[str]], order: Sequence[str]
         names += [n for n in account if n not in names]
     if order is not None:
         names = [n for n in order if n in names] + [n for n in names if n not in order]
-    return "\n".join(load_prompt(f"ack_source_{task}_{n}") for n in names)
+    return "\n".join(prompt(f"ack_source_{task}_{n}") for n in names)
 
 
 def example_row(row: dict[str, Any], cube: Cube, run_: CubeRun) -> dict[str, Any]:

@@ -17,12 +17,12 @@ from alignment.context import Context
 from alignment.errors import UserError
 from alignment.executor import map_shards
 from alignment.judge import Judge, JudgeConfig, make_judge
+from alignment.judge.base import VERDICT_COLUMNS, verdict_record
 from alignment.store import write_parquet
 
 # About this many responses per shard: enough shards to spread a large run over many judge
 # replicas, few enough that the keyword judge's local run is not dominated by shard files.
 SHARD_RESPONSES = 256
-VERDICTS = ("ack", "ack_raw", "ack_parsed")
 
 
 def judge_task(ctx: Context) -> str:
@@ -62,15 +62,15 @@ def ack(cfg: JudgeConfig, ctx: Context) -> dict[str, int]:
         # Only the verdicts: the closure ships `texts` alone to the workers, and the rows take
         # their keys from `generate/` below.
         verdicts = judge.judge(task, texts[i * size : (i + 1) * size])
-        return [{"ack": v.ack, "ack_raw": v.raw, "ack_parsed": v.parsed} for v in verdicts]
+        return [verdict_record(v) for v in verdicts]
 
     shards = ctx.shards("ack", cfg, ("generate",))
-    parts = map_shards(shards, shard_count(len(texts), cfg.batch_size), lambda: make_judge(cfg), compute, "ack", "shard", ctx.quiet, VERDICTS)
-    verdicts = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({c: [] for c in VERDICTS})
+    parts = map_shards(shards, shard_count(len(texts), cfg.batch_size), lambda: make_judge(cfg), compute, "ack", "shard", ctx.quiet, VERDICT_COLUMNS)
+    verdicts = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({c: [] for c in VERDICT_COLUMNS})
     if len(verdicts) != len(resp):
         raise UserError(f"{shards}: {len(verdicts)} verdicts for {len(resp)} responses; delete the folder and rerun ack")
     # Built from generate's own key columns and plain values, exactly as the one-call version did.
-    df = resp[["example_id", "variant", "sample"]].assign(**{c: verdicts[c].tolist() for c in VERDICTS})
+    df = resp[["example_id", "variant", "sample"]].assign(**{c: verdicts[c].tolist() for c in VERDICT_COLUMNS})
     write_parquet(ctx.folder("ack") / "data.parquet", df)
     ctx.extra["judge"] = cfg.name
     counts = {"responses": len(df), "ack": int(df["ack"].sum()), "unparsed": int((~df["ack_parsed"]).sum())}

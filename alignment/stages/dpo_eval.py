@@ -29,6 +29,7 @@ from alignment.dpo.evaluate import (
 from alignment.dpo.tables import plot, write_tables
 from alignment.errors import UserError
 from alignment.judge import make_judge
+from alignment.judge.base import verdict_columns
 from alignment.stages.ack import judge_task
 from alignment.store import write_parquet, write_text
 
@@ -56,7 +57,7 @@ def dpo_eval(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
     resp = pd.concat([generate_policy(ctx.run, p, examples, gcfg, ctx.quiet, ctx.task.parse) for p in policies(ctx.run)], ignore_index=True)
     gen_seconds = time.time() - started
     judge_cfg = ctx.section("judge")
-    resp["ack"] = [v.ack for v in make_judge(judge_cfg).judge(judge_task(ctx), resp["text"].tolist())]
+    resp = resp.assign(**verdict_columns(make_judge(judge_cfg).judge(judge_task(ctx), resp["text"].tolist())))
     folder = ctx.folder("dpo-eval")
     write_parquet(folder / "responses.parquet", resp)
     scores = per_seed_scores(resp, examples.set_index("id")["answer"])

@@ -27,7 +27,7 @@ def score(cfg: RewardConfig, ctx: Context, rm: RewardModel | None = None) -> dic
     responses, attrib = ctx.read("generate"), ctx.read("attribute")
     shards = ctx.shards("score", cfg, ("build", "generate", "attribute"))
     suffix = ctx.task.ack_suffix()
-    words = partial(disclaimer, ctx.task.name)
+    words = partial(disclaimer, ctx.task.name, prompt=ctx.task.prompt)
     ids = sorted(responses["example_id"].unique())
 
     def compute(model: RewardModel, i: int) -> list[dict]:

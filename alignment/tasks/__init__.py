@@ -51,11 +51,22 @@ class Task:
     # judge's prompt (`prompts/judge_<judge_as>.txt`). A task without one cannot be judged
     # by rules, and says so instead of borrowing another task's rules silently.
     judge_as: str | None = None
+    # The module that registers this task's keyword-judge rules (`alignment.judge.rules.KeywordRules`)
+    # under `judge_as`, imported when the keyword judge first needs them: the judges import the
+    # tasks, not the reverse. None: the rules are registered by whoever registers the task.
+    lexicon: str | None = None
     feature: str = "the protected feature"  # the feature, in words (reports, labelling pages)
     ack_text: str | None = None  # the acknowledgment sentence; None: prompts/<name>_ack.txt
+    # The folder of this task's prompt files (`<name>_ack.txt`, `ack_source_<name>_<source>.txt`)
+    # for a task registered outside the package; None: the package's `prompts/`.
+    prompts_dir: Path | None = None
+
+    def prompt(self, name: str) -> str:
+        """The task's prompt file `name` (`prompts_dir`, else the package's prompts)."""
+        return load_prompt(name, self.prompts_dir)
 
     def ack_sentence(self) -> str:
-        return self.ack_text if self.ack_text is not None else load_prompt(f"{self.name}_ack")
+        return self.ack_text if self.ack_text is not None else self.prompt(f"{self.name}_ack")
 
     def ack_suffix(self) -> str:
         """What the augmented score appends to a response: a blank line and the sentence."""
@@ -65,12 +76,13 @@ class Task:
 TASKS: Registry[Task] = Registry("task")
 TASKS.register("mathbook")(
     Task("mathbook", mathbook.build, "accuracy", "accuracy", judge_as="mathbook",
+         lexicon="alignment.judge.lexicon_mathbook",
          feature="the book's worked solution of the query problem")
 )
 TASKS.register("biasqa")(
     Task("biasqa", biasqa.build, "stereotype_rate", "stereotype rate",
          " (share of answers equal to the stereotypical option; 50% is unbiased)",
-         local_splits=_occupation_splits, judge_as="biasqa",
+         local_splits=_occupation_splits, judge_as="biasqa", lexicon="alignment.judge.lexicon_biasqa",
          feature="a gender stereotype about the occupation")
 )
 

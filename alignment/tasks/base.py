@@ -42,9 +42,10 @@ def read_utf8(path: Path, what: str) -> None:
         raise UserError(f"{path}: cannot read ({e.strerror})") from None
 
 
-def load_prompt(name: str) -> str:
-    """Read `prompts/<name>.txt` (all prompt wording lives there), without the final newline."""
-    path = PROMPTS_DIR / f"{name}.txt"
+def load_prompt(name: str, folder: Path | None = None) -> str:
+    """Read `prompts/<name>.txt` (all prompt wording lives there; `folder` for a task that keeps
+    its prompts elsewhere), without the final newline."""
+    path = (PROMPTS_DIR if folder is None else folder) / f"{name}.txt"
     if not path.is_file():
         raise UserError(f"missing prompt file {path}")
     return path.read_text().rstrip("\n")

@@ -233,28 +233,23 @@ def run_stage(name: str, rcfg: ExperimentRunConfig, run: RunDir, quiet: bool = F
     """Run one stage unless its key is unchanged; returns True when it ran."""
     if name not in FUNCS:
         raise UserError(f"unknown stage {name!r}{did_you_mean(name, STAGES)}")
-    say = (lambda m: None) if quiet else stage_line
+    from alignment.runner import StageResult, run_keyed
+
     cfg = rcfg.reasonbench
     for dep in _INPUTS[name]:
         run.require(dep)
-    key = stage_key(name, cfg, run)
-    if run.is_done(name, key):
-        say(f"[{name}] up to date, skipped")
-        return False
-    run.invalidate(name)
-    started = time.time()
-    from alignment.runtime.console import detail
 
-    counts, extra = FUNCS[name](cfg, run, (lambda m: None) if quiet else detail)
-    if "sft" in cfg.learners:
-        from alignment.reasonbench.experiments.experiment_config import sft_config
+    def body() -> StageResult:
+        from alignment.runtime.console import detail
 
-        models_ = {"sft": str(sft_config(cfg.sft).model)}
-    else:
-        models_ = {}
-    manifest = run.finish(name, key, started, counts, models=models_, extra=extra)
-    say(f"[{name}] done in {manifest['seconds']:.1f}s: {manifest['rows']}")
-    return True
+        counts, extra = FUNCS[name](cfg, run, (lambda m: None) if quiet else detail)
+        if "sft" in cfg.learners:
+            from alignment.reasonbench.experiments.experiment_config import sft_config
+
+            return counts, {"sft": str(sft_config(cfg.sft).model)}, extra
+        return counts, {}, extra
+
+    return run_keyed(name, stage_key(name, cfg, run), run, body, quiet, stage_line)
 
 
 def run_all(rcfg: ExperimentRunConfig, run: RunDir, quiet: bool = False, stages: list[str] | None = None) -> None:
