@@ -39,8 +39,8 @@ from typing import Any
 
 import alignment.judge.fastre as fastre
 import alignment.judge.keyword as kw
-import alignment.judge.lexicon_biasqa as lb
-import alignment.judge.lexicon_mathbook as lx
+import alignment.lexicons.biasqa as lb
+import alignment.lexicons.mathbook as lx
 import alignment.judge.lexicon_pronoun as lp
 import alignment.judge.retraction as rt
 from alignment.analysis.stats import wilson_interval

@@ -76,13 +76,13 @@ class Task:
 TASKS: Registry[Task] = Registry("task")
 TASKS.register("mathbook")(
     Task("mathbook", mathbook.build, "accuracy", "accuracy", judge_as="mathbook",
-         lexicon="alignment.judge.lexicon_mathbook",
+         lexicon="alignment.lexicons.mathbook",
          feature="the book's worked solution of the query problem")
 )
 TASKS.register("biasqa")(
     Task("biasqa", biasqa.build, "stereotype_rate", "stereotype rate",
          " (share of answers equal to the stereotypical option; 50% is unbiased)",
-         local_splits=_occupation_splits, judge_as="biasqa", lexicon="alignment.judge.lexicon_biasqa",
+         local_splits=_occupation_splits, judge_as="biasqa", lexicon="alignment.lexicons.biasqa",
          feature="a gender stereotype about the occupation")
 )
 
