@@ -24,6 +24,7 @@ from alignment.config import (
 )
 from alignment.console import run_log
 from alignment.errors import UserError
+from alignment.faults import fault_of
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, ensure_organisms, locked_run, run_all, run_stage
 from alignment.store import RunDir
@@ -67,6 +68,8 @@ def _logged(run: RunDir, args: argparse.Namespace, body: Callable[[], None]) -> 
         except (UserError, KeyboardInterrupt):
             raise
         except Exception as e:
+            if fault_of(e) is not None:  # a full disk is no bug: the CLI says so in one line
+                raise
             logging.getLogger("alignment").exception("command failed")
             if args.verbose:
                 raise

@@ -27,6 +27,7 @@ from alignment.console import stage_line
 from alignment.context import Context
 from alignment.errors import UserError, did_you_mean
 from alignment.executor import executing
+from alignment.faults import writing
 from alignment.run_config import RunConfig
 from alignment.store import RunDir, locked, make_folder, write_text
 from alignment.tasks import TASKS
@@ -208,7 +209,8 @@ def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: 
     run.invalidate(stage.name)  # no old manifest may vouch for data rewritten below
     started = time.time()
     ctx = context(stage, cfg, run, quiet, key)
-    with executing(cfg.executor.for_stage(name)):  # where its shards run; the rows, and so the key, do not depend on it
+    # A full disk is reported as writing this stage's folder when the library names no file.
+    with writing(run.stage(stage.name)), executing(cfg.executor.for_stage(name)):  # where its shards run; the rows, and so the key, do not depend on it
         counts = stage.fn(getattr(cfg, stage.section) if stage.section else None, ctx)
     manifest = run.finish(stage.name, key, started, counts, models=ctx.models, extra=ctx.extra)
     if not quiet:
