@@ -23,6 +23,8 @@ import xxhash
 
 HASH = "xxh3_128"
 MANIFEST = "manifest.json"
+# Files a stage writes beside its folder, at the top of the run dir (recorded as "../NAME").
+TOP_LEVEL = {"report": ("report.md", "report.html")}
 # Verified (path, size, mtime, inode) in this process: a stage read by five later stages is
 # hashed once per command, not five times.
 _verified: set[tuple[str, int, int, int]] = set()
@@ -58,11 +60,12 @@ def stage_files(folder: Path) -> list[Path]:
 
 
 def record(folder: Path) -> dict[str, dict[str, Any]]:
-    """Size and hash of every file of the stage folder, by path relative to it."""
+    """Size and hash of every file the stage in `folder` wrote, by path relative to it."""
     out = {}
-    for p in stage_files(folder):
+    beside = [p for name in TOP_LEVEL.get(folder.name, ()) if (p := folder.parent / name).is_file()]
+    for p in stage_files(folder) + beside:
         st = p.stat()
-        out[p.relative_to(folder).as_posix()] = {"size": st.st_size, HASH: digest(p)}
+        out[os.path.relpath(p, folder).replace(os.sep, "/")] = {"size": st.st_size, HASH: digest(p)}
         _verified.add((str(p), st.st_size, st.st_mtime_ns, st.st_ino))
     return out
 
