@@ -108,17 +108,21 @@ def fault_of(exc: BaseException, path: str | Path | None = None) -> MachineFault
 
 
 @contextlib.contextmanager
-def writing(path: str | Path) -> Iterator[None]:
-    """Inside the block, a machine fault that names no file is reported as writing `path`."""
+def writing(path: str | Path, always: bool = False) -> Iterator[None]:
+    """Inside the block, a machine fault that names no file (any fault, when `always`: the
+    temporary file of an atomic write is better named by its target) is reported as writing
+    `path`."""
     try:
         yield
-    except MachineFault:
+    except MachineFault as e:
+        if always and e.path != str(path):
+            raise MachineFault(e.code, str(path)) from e
         raise
     except Exception as e:
         fault = fault_of(e, path)
         if fault is None:
             raise
-        raise fault from e
+        raise (MachineFault(fault.code, str(path)) if always else fault) from e
 
 
 def fault_line(fault: MachineFault, log: str | None = None, log_saved: bool = True) -> str:

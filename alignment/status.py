@@ -77,8 +77,8 @@ def stage_state(run: RunDir, name: str, key: str) -> tuple[str, str]:
 
 def pipeline_stages(run: ExpectedKeys, cfg_path: Path, overrides: list[str]) -> list[tuple[str, str | None]]:
     """(stage, expected key, None when off) for every stage of the run config."""
-    from alignment.runner import STAGE_NAMES, get_stage, stage_key
     from alignment.run_config import load_config
+    from alignment.runner import STAGE_NAMES, get_stage, stage_key
 
     cfg = load_config(cfg_path, overrides)
     out: list[tuple[str, str | None]] = []

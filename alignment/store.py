@@ -51,7 +51,7 @@ def atomic_path(path: Path) -> Iterator[Path]:
     os.close(fd)
     tmp_path = Path(tmp)
     try:
-        with writing(path):
+        with writing(path, always=True):
             yield tmp_path
             honour_umask(tmp_path)
             os.replace(tmp_path, path)

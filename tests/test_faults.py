@@ -16,7 +16,6 @@ naming the file.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import random
 import sys
@@ -24,72 +23,21 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_crash import artifacts, private_tqdm_lock, tiny_config, wait
+from test_crash import artifacts, private_tqdm_lock, wait
+from write_faults import FAULTS, KILLED
 
 from alignment.cli import main
-from alignment.faults import EX_IOERR
+from alignment.faults import EX_CANTCREAT, EX_IOERR
 from alignment.status import status
-from alignment.store import RunDir
 
 SEED = 55
 SAMPLE = 2  # k drawn per fault kind in `make test`
-KILLED = 137
 SWEEP = os.environ.get("ALIGNMENT_FAULT_SWEEP") == "1"
 
 
-class WriteFaults:
-    """Counts opens for writing under `root`; the `k`-th fails with ENOSPC or exits the process."""
-
-    WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
-
-    def __init__(self) -> None:
-        self.root: str | None = None
-        self.k = 0
-        self.kind = "count"
-        self.count = 0
-        self.paths: list[str] = []
-
-    def arm(self, root: Path, k: int = 0, kind: str = "count") -> None:
-        self.root, self.k, self.kind, self.count, self.paths = str(root) + os.sep, k, kind, 0, []
-
-    def hook(self, event: str, args: tuple) -> None:
-        if event != "open" or self.root is None:
-            return
-        path, mode, flags = args
-        if not isinstance(path, str | bytes | os.PathLike):
-            return  # a file descriptor
-        writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool(flags & self.WRITE_FLAGS)
-        path = os.path.abspath(os.fsdecode(path))
-        if not writes or not path.startswith(self.root):
-            return
-        self.count += 1
-        self.paths.append(path)
-        if self.count == self.k:
-            if self.kind == "kill":
-                os._exit(KILLED)
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
-
-
-FAULTS = WriteFaults()
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory, tiny_llama_dir: Path) -> tuple[Path, Path, list[str]]:
-    """(config, uninterrupted run dir, the paths it opened for writing, in order)."""
-    sys.addaudithook(FAULTS.hook)  # cannot be removed; disarmed (root None) outside these runs
-    base = tmp_path_factory.mktemp("faults")
-    cfg = tiny_config(base / "faults.yaml", tiny_llama_dir)
-    ref = base / "ref"
-    FAULTS.arm(ref)
-    try:
-        assert main(["run", str(cfg), "--out", str(ref), "--quiet"]) == 0
-    finally:
-        FAULTS.root = None
-    return cfg, ref, list(FAULTS.paths)
-
-
-def run_child(argv: list[str], root: Path, k: int, kind: str, stderr: Path) -> int:
-    """`alignment <argv>` in a forked child with the k-th write under `root` faulted."""
+def run_child(argv: list[str], root: Path, k: int, kind: str, stderr: Path, setup=None) -> int:
+    """`alignment <argv>` in a forked child with the k-th write under `root` faulted (`setup`,
+    if given, is called in the child first)."""
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -97,9 +45,12 @@ def run_child(argv: list[str], root: Path, k: int, kind: str, stderr: Path) -> i
         code = 1
         try:
             private_tqdm_lock()
-            err = os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-            os.dup2(err, 2)
+            os.dup2(os.open(stderr, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
             os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+            sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115  (pytest's capture is not fd 1/2)
+            sys.stderr = open(2, "w", buffering=1, closefd=False)  # noqa: SIM115
+            if setup is not None:
+                setup()
             FAULTS.arm(root, k, kind)
             code = main(argv)
         except BaseException:
@@ -107,6 +58,7 @@ def run_child(argv: list[str], root: Path, k: int, kind: str, stderr: Path) -> i
 
             traceback.print_exc()
         finally:
+            sys.stderr.flush()
             os._exit(code)
     code = wait(pid, 900)
     assert code is not None, "the faulted run hung"
@@ -149,26 +101,82 @@ def sample(n_writes: int, kind: str) -> list[int]:
 
 
 @pytest.mark.parametrize("kind", ["enospc", "kill"])
-def test_a_fault_at_sampled_writes_then_the_same_command_resumes(reference, tmp_path: Path, kind: str) -> None:
-    n = len(reference[2])
-    assert n >= 30, reference[2]  # every stage writes: data, manifests, shards
-    codes = [fault_then_resume(reference, tmp_path, k, kind) for k in sample(n, kind)]
+def test_a_fault_at_sampled_writes_then_the_same_command_resumes(tiny_full_run, tmp_path: Path, kind: str) -> None:
+    n = len(tiny_full_run[2])
+    assert n >= 30, tiny_full_run[2]  # every stage writes: data, manifests, shards
+    codes = [fault_then_resume(tiny_full_run, tmp_path, k, kind) for k in sample(n, kind)]
     assert EX_IOERR in codes or kind == "kill", codes  # the sample's faults did stop the run
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not SWEEP, reason="the full sweep of every write: set ALIGNMENT_FAULT_SWEEP=1")
 @pytest.mark.parametrize("kind", ["enospc", "kill"])
-def test_a_fault_at_every_write_then_the_same_command_resumes(reference, tmp_path: Path, kind: str) -> None:
-    codes = [fault_then_resume(reference, tmp_path, k, kind) for k in range(1, len(reference[2]) + 1)]
+def test_a_fault_at_every_write_then_the_same_command_resumes(tiny_full_run, tmp_path: Path, kind: str) -> None:
+    codes = [fault_then_resume(tiny_full_run, tmp_path, k, kind) for k in range(1, len(tiny_full_run[2]) + 1)]
     print(kind, "exit codes", {c: codes.count(c) for c in set(codes)})
 
 
-def test_the_written_paths_cover_every_kind_of_write(reference) -> None:
+def test_the_written_paths_cover_every_kind_of_write(tiny_full_run) -> None:
     """The sample is drawn from all of them: stage data, manifests, shards, the log, the lock.
     (This config trains no DPO policy; checkpoint saves cut short are tests/test_checkpoints.py's.)"""
-    _, ref, paths = reference
+    _, ref, paths = tiny_full_run
     rel = [os.path.relpath(p, ref) for p in paths]
     for needle in ("build/", "generate/shards/", "manifest.json", "dpo-train/", "logs/run-", "report.html",
                    "config.yaml", ".lock"):
         assert any(needle in r for r in rel), needle
+
+
+class FullDisk:
+    """A log file on a full disk: every write of a record fails."""
+
+    def write(self, text: str) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_log_that_cannot_be_written_still_ends_in_one_line(tiny_full_run, tmp_path: Path) -> None:
+    """The run log is on the full disk too: no "--- Logging error ---", one line that says the
+    traceback was not saved; the same command then finishes."""
+    from alignment import console
+
+    cfg, ref, paths = tiny_full_run
+    k = next(i for i, p in enumerate(paths, 1) if "generate" in p)  # after the log's first records
+    out = tmp_path / "run"
+    argv = ["run", str(cfg), "--out", str(out), "--quiet"]
+
+    def log_on_a_full_disk() -> None:
+        console.RunLogHandler._open = lambda self: FullDisk()
+
+    code = run_child(argv, out, k, "enospc", tmp_path / "stderr", log_on_a_full_disk)
+    lines = (tmp_path / "stderr").read_text().splitlines()
+    assert code == EX_IOERR and len(lines) == 1, lines
+    assert lines[0].startswith(f"alignment: error: no space left on the device holding {out}/generate/")
+    assert lines[0].endswith("(the traceback was not saved: the log file could not be written)")
+    assert run_child(argv, out, 0, "count", tmp_path / "stderr") == 0
+    equal_rows(ref, out)
+
+
+@pytest.mark.parametrize("err", [errno.EROFS, errno.EACCES])
+def test_an_unwritable_run_dir_is_one_line_with_its_own_exit_code(tiny_full_run, tmp_path: Path, err: int) -> None:
+    cfg, _, _ = tiny_full_run
+    out = tmp_path / "run"
+    argv = ["run", str(cfg), "--out", str(out), "--quiet"]
+    real = os.open
+
+    def unwritable() -> None:
+        def refuse(path, flags, *a, **kw):
+            if str(path).startswith(str(out / "build")) and flags & os.O_CREAT:
+                raise OSError(err, os.strerror(err), path)
+            return real(path, flags, *a, **kw)
+
+        os.open = refuse
+
+    code = run_child(argv, out, 0, "count", tmp_path / "stderr", unwritable)
+    lines = (tmp_path / "stderr").read_text().splitlines()
+    assert code == EX_CANTCREAT and len(lines) == 1, lines
+    assert str(out / "build") in lines[0] and "rerun the same command" in lines[0], lines
