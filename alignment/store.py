@@ -25,7 +25,7 @@ import pandas as pd
 
 from alignment.cache import umask
 from alignment.errors import UserError
-from alignment.faults import fault_of, writing
+from alignment.faults import MachineFault, fault_of, writing
 from alignment.integrity import damage, record, unreadable
 from alignment.version import __version__
 
@@ -47,7 +47,9 @@ def atomic_path(path: Path) -> Iterator[Path]:
     except (FileExistsError, NotADirectoryError):
         raise UserError(f"{path}: a parent of this path is a file, not a directory") from None
     except OSError as e:
-        raise (fault_of(e, path.parent) or e) from None
+        if (fault := fault_of(e)) is None:
+            raise
+        raise MachineFault(fault.code, str(path)) from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
