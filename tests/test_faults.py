@@ -8,7 +8,8 @@ is a forked child of this process (`alignment.cli.main`, exactly as the command 
 then the same command, without faults, must finish with the rows of an uninterrupted run, and
 the fault must have cost one line on stderr with exit status 74.
 
-`make test` draws a seeded sample of k; `ALIGNMENT_FAULT_SWEEP=1` runs every k (slow). Damaged
+`make test` draws a seeded sample of k; `ALIGNMENT_FAULT_SWEEP=1` runs every k (slow: a run and
+its resume per k), `ALIGNMENT_FAULT_SWEEP=40-80` a range of them. Damaged
 stage files (cut short, flipped bytes) are the other half: never reused, recomputed with a line
 naming the file.
 """
@@ -32,7 +33,8 @@ from alignment.status import status
 
 SEED = 55
 SAMPLE = 2  # k drawn per fault kind in `make test`
-SWEEP = os.environ.get("ALIGNMENT_FAULT_SWEEP") == "1"
+# "1": every write; "A-B": writes A to B only (a sweep split across machines).
+SWEEP = os.environ.get("ALIGNMENT_FAULT_SWEEP", "")
 
 
 def run_child(argv: list[str], root: Path, k: int, kind: str, stderr: Path, setup=None) -> int:
@@ -95,9 +97,13 @@ def fault_then_resume(reference: tuple[Path, Path, list[str]], tmp_path: Path, k
 
 
 def sample(n_writes: int, kind: str) -> list[int]:
-    if SWEEP:
-        return list(range(1, n_writes + 1))
     return sorted(random.Random(f"{SEED}-{kind}").sample(range(1, n_writes + 1), SAMPLE))
+
+
+def sweep(n_writes: int) -> list[int]:
+    """Every k, or the range $ALIGNMENT_FAULT_SWEEP names."""
+    first, _, last = SWEEP.partition("-")
+    return list(range(int(first), min(int(last), n_writes) + 1)) if last else list(range(1, n_writes + 1))
 
 
 @pytest.mark.parametrize("kind", ["enospc", "kill"])
@@ -109,10 +115,10 @@ def test_a_fault_at_sampled_writes_then_the_same_command_resumes(tiny_full_run, 
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not SWEEP, reason="the full sweep of every write: set ALIGNMENT_FAULT_SWEEP=1")
+@pytest.mark.skipif(not SWEEP, reason="the sweep of every write: set ALIGNMENT_FAULT_SWEEP=1 (or a range A-B)")
 @pytest.mark.parametrize("kind", ["enospc", "kill"])
 def test_a_fault_at_every_write_then_the_same_command_resumes(tiny_full_run, tmp_path: Path, kind: str) -> None:
-    codes = [fault_then_resume(tiny_full_run, tmp_path, k, kind) for k in range(1, len(tiny_full_run[2]) + 1)]
+    codes = [fault_then_resume(tiny_full_run, tmp_path, k, kind) for k in sweep(len(tiny_full_run[2]))]
     print(kind, "exit codes", {c: codes.count(c) for c in set(codes)})
 
 
