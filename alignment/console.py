@@ -33,6 +33,18 @@ class RunLogHandler(logging.FileHandler):
     def handleError(self, record: logging.LogRecord) -> None:
         last_log["saved"] = False
 
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError:
+            last_log["saved"] = False
+
+    def close(self) -> None:
+        try:  # closing flushes what is buffered once more
+            super().close()
+        except OSError:
+            last_log["saved"] = False
+
 
 def stage_line(message: str) -> None:
     """A line the console always shows (unless --quiet); also recorded in the run log."""

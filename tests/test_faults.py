@@ -139,10 +139,10 @@ class FullDisk:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     def flush(self) -> None:
-        pass
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     def close(self) -> None:
-        pass
+        self.flush()
 
 
 def test_a_log_that_cannot_be_written_still_ends_in_one_line(tiny_full_run, tmp_path: Path) -> None:
