@@ -6,7 +6,8 @@ checked against it. A file cut short, with flipped bytes, or gone makes the stag
 runner recomputes it, naming the file. xxh3-128 (the `xxhash` package, which `datasets` already
 needs) is not cryptographic, and need not be: it guards against a damaged disk or an interrupted
 copy, not an adversary; it hashes ~28 GB/s on one core where sha256 did 1.5 and blake2b 0.7
-(8 MiB of random bytes, this repository's CI machine, under load).
+(hashlib and xxhash over 8 MiB of random bytes in memory, on a busy 2-core development machine;
+not a benchmark).
 
 Manifests written before files were recorded carry no `files`: such a stage's Parquet files must
 at least open (their footer and schema read), and its files are recorded on that first reuse, so
