@@ -16,6 +16,8 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from alignment.disk.faults import writing
+
 KEY_FILE = "key.txt"
 
 
@@ -73,12 +75,13 @@ def atomic_dir(target: Path) -> Iterator[Path]:
 
 def write_key(folder: Path, key: str) -> None:
     """Write `folder/key.txt` atomically (temporary file + rename)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{KEY_FILE}.", dir=folder)
-    with os.fdopen(fd, "w") as f:
-        f.write(key)
-    os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes 0600
-    os.replace(tmp, folder / KEY_FILE)
+    with writing(folder / KEY_FILE, always=True):  # a full disk names the key file, not its temporary
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{KEY_FILE}.", dir=folder)
+        with os.fdopen(fd, "w") as f:
+            f.write(key)
+        os.chmod(tmp, 0o666 & ~umask())  # mkstemp makes 0600
+        os.replace(tmp, folder / KEY_FILE)
 
 
 def umask() -> int:

@@ -26,6 +26,7 @@ import yaml
 
 from alignment.config import config_hash, to_dict
 from alignment.context import Context
+from alignment.disk.faults import writing
 from alignment.errors import UserError, did_you_mean
 from alignment.executor import executing
 from alignment.run_config import RunConfig
@@ -212,7 +213,7 @@ def run_keyed(name: str, key: str, run: RunDir, body: Callable[[], StageResult],
     ReasonBench experiment's in `alignment.reasonbench.experiments.experiment`): skip a stage whose
     manifest carries `key`, else invalidate the old manifest, run `body`, time it and write the
     manifest. Returns True when it ran."""
-    if run.is_done(name, key):
+    if run.is_done(name, key, stage_line):
         if not quiet:
             log(f"[{name}] up to date, skipped")
         return False
@@ -238,7 +239,8 @@ def run_stage(name: str, cfg: RunConfig, run: RunDir, quiet: bool = False, log: 
 
     def body() -> StageResult:
         ctx = context(stage, cfg, run, quiet, key)
-        with executing(cfg.executor.for_stage(name)):  # where its shards run; the rows, and so the key, do not depend on it
+        # A full disk is reported as writing this stage's folder when the library names no file.
+        with writing(run.stage(stage.name)), executing(cfg.executor.for_stage(name)):  # where its shards run; the rows, and so the key, do not depend on it
             counts = stage.fn(getattr(cfg, stage.section) if stage.section else None, ctx)
         return counts, ctx.models, ctx.extra
 

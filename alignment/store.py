@@ -17,13 +17,15 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from alignment.cache import umask
+from alignment.disk.faults import MachineFault, fault_of, writing
+from alignment.disk.integrity import damage, record, unreadable
 from alignment.errors import UserError
 from alignment.version import __version__
 
@@ -44,14 +46,17 @@ def atomic_path(path: Path) -> Iterator[Path]:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except (FileExistsError, NotADirectoryError):
         raise UserError(f"{path}: a parent of this path is a file, not a directory") from None
-    except PermissionError:
-        raise UserError(f"{path.parent}: permission denied (cannot write here)") from None
+    except OSError as e:
+        if (fault := fault_of(e)) is None:
+            raise
+        raise MachineFault(fault.code, str(path)) from None
     os.close(fd)
     tmp_path = Path(tmp)
     try:
-        yield tmp_path
-        honour_umask(tmp_path)
-        os.replace(tmp_path, path)
+        with writing(path, always=True):
+            yield tmp_path
+            honour_umask(tmp_path)
+            os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
@@ -167,8 +172,33 @@ class RunDir:
         m = self.manifest(name)
         return m.get("key") if m else None
 
-    def is_done(self, name: str, key: str) -> bool:
-        return self.key(name) == key
+    def is_done(self, name: str, key: str, say: Callable[[str], None] = print) -> bool:
+        """The stage finished under `key` and its files are intact; a damaged one is said
+        through `say` (the runner passes its console line) and counts as not done, so the runner
+        recomputes it."""
+        if self.key(name) != key:
+            return False
+        why = self.damage(name, record_old=True)
+        if why is not None:
+            say(f"[{name}] {why}: recomputing the stage")
+        return why is None
+
+    def damage(self, name: str, record_old: bool = False) -> str | None:
+        """Why the finished stage's files can no longer be trusted (naming the file), or None.
+        A manifest from before files were recorded is checked by reading its Parquet footers
+        and, with `record_old`, given its files' record now (`alignment.disk.integrity`)."""
+        m = self.manifest(name)
+        if m is None:
+            return None
+        files = m.get("files")
+        if isinstance(files, dict):
+            return damage(self.stage(name), files)
+        if files is not None:
+            return f"{self.stage(name) / 'manifest.json'}: its 'files' record is damaged"
+        why = unreadable(self.stage(name))
+        if why is None and record_old:
+            write_json(self.stage(name) / "manifest.json", {**m, "files": record(self.stage(name))})
+        return why
 
     def require(self, name: str) -> dict[str, Any]:
         m = self.manifest(name)
@@ -177,6 +207,10 @@ class RunDir:
                 f"{self.stage(name)}: stage '{name}' has not run yet in {self.path} "
                 f"(run `alignment {name} CONFIG --out {self.path}` or `alignment run CONFIG`)"
             )
+        why = self.damage(name)
+        if why is not None:  # never read as if it were whole
+            raise UserError(f"{why}: stage '{name}' must be recomputed "
+                            f"(run `alignment {name} CONFIG --out {self.path}` or `alignment run CONFIG`)")
         return m
 
     def read(self, name: str, file: str = "data.parquet") -> pd.DataFrame:
@@ -208,6 +242,7 @@ class RunDir:
             "seconds": round(time.time() - started, 3),
             "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             **(extra or {}),
+            "files": record(self.stage(name)),  # checked whenever the stage is reused
         }
         write_json(self.stage(name) / "manifest.json", manifest)
         return manifest
@@ -234,6 +269,8 @@ def make_folder(path: Path, what: str = "run dir") -> Path:
     except (FileExistsError, NotADirectoryError):
         raise UserError(f"--out {path}: a parent of this path is a file, not a directory") from None
     except OSError as e:
+        if (fault := fault_of(e, path)) is not None:
+            raise fault from None
         raise UserError(f"--out {path}: cannot create the {what} ({e.strerror})") from None
     return path
 
@@ -252,6 +289,8 @@ def locked(folder: Path, what: str = "run dir", hint: str = "wait for it to fini
     except IsADirectoryError:
         raise UserError(f"{path}: is a directory; remove it (it should be the {what}'s lock file)") from None
     except OSError as e:
+        if (fault := fault_of(e, path)) is not None:
+            raise fault from None
         raise UserError(f"{path}: cannot open the {what}'s lock file ({e.strerror})") from None
     try:
         try:
@@ -261,8 +300,9 @@ def locked(folder: Path, what: str = "run dir", hint: str = "wait for it to fini
                 raise
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
             raise UserError(f"{folder}: {what} is in use by another alignment process (pid {holder}); {hint}") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        with writing(path):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
     finally:
         os.close(fd)  # closing releases the lock

@@ -172,3 +172,27 @@ def lock_in_other_process():
             proc.wait(timeout=60)
 
     return hold
+
+
+@pytest.fixture(scope="session")
+def tiny_full_run(tmp_path_factory, tiny_llama_dir: Path) -> tuple[Path, Path, list[str]]:
+    """An uninterrupted `alignment run` of every stage on the tiny Llama (tests/test_crash.py's
+    config): (config, run dir, the paths it opened for writing, in order). Copy the run dir
+    before changing it."""
+    import sys
+
+    from test_crash import tiny_config
+    from write_faults import FAULTS
+
+    from alignment.cli import main
+
+    sys.addaudithook(FAULTS.hook)  # cannot be removed; disarmed (root None) outside armed runs
+    base = tmp_path_factory.mktemp("full")
+    cfg = tiny_config(base / "full.yaml", tiny_llama_dir)
+    ref = base / "ref"
+    FAULTS.arm(ref)
+    try:
+        assert main(["run", str(cfg), "--out", str(ref), "--quiet"]) == 0
+    finally:
+        FAULTS.root = None
+    return cfg, ref, list(FAULTS.paths)

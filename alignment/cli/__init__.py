@@ -2,7 +2,8 @@
 
 Every command module listed in `COMMANDS` exposes `register(subparsers)`, which adds its parser
 and sets `func(args) -> int`. A `UserError` anywhere becomes one line on stderr and exit 2; so
-does an argparse usage error. Anything else is a bug: one line naming a log file that holds the
+does an argparse usage error. A full disk or an unwritable folder (`alignment.disk.faults`) is one line
+naming the path, exit 74 or 73. Anything else is a bug: one line naming a log file that holds the
 traceback, exit 1.
 
 Threads: `--threads N` sets torch's intra-op threads; without it `OMP_NUM_THREADS` is respected,
@@ -23,8 +24,9 @@ import traceback
 from typing import NoReturn
 
 import alignment.runtime.threads as threads
+from alignment.disk.faults import fault_line, fault_of
 from alignment.errors import UserError
-from alignment.runtime.console import end_progress
+from alignment.runtime.console import end_progress, last_log
 from alignment.version import __version__
 
 COMMANDS = [
@@ -34,11 +36,12 @@ COMMANDS = [
     "alignment.cli.bench",
     "alignment.cli.compare",
     "alignment.cli.sweep",
+    "alignment.cli.status",
 ]
 # `alignment --help` lists the commands in pipeline order: set up (config, organisms), run (whole,
 # or stage by stage, as registered), then read the results; the benchmark tools last.
 BEFORE_RUN = ("config", "organism")
-AFTER_RUN = ("judge", "compare", "sweep", "reasonbench", "bench")
+AFTER_RUN = ("status", "judge", "compare", "sweep", "reasonbench", "bench")
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -128,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as e:  # --help, --version and usage errors print their own text
         return int(e.code or 0) if isinstance(e.code, int) or e.code is None else 2
+    last_log.update(path=None, saved=True)
     try:
         threads.configure(args.threads)
         code = args.func(args)
@@ -143,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except Exception as e:  # a bug: keep the traceback, show one line
         end_progress()
+        if (fault := fault_of(e)) is not None:  # the machine's, not a bug: say what and where
+            print(fault_line(fault, last_log["path"], last_log["saved"]), file=sys.stderr)
+            return fault.exit_code
         print(f"alignment: internal error ({type(e).__name__}: {_one_line(e)[:200]}); "
               f"traceback in {crash_log(e)}", file=sys.stderr)
         return 1

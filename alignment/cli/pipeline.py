@@ -22,6 +22,7 @@ from alignment.config import (
     read_yaml,
     to_dict,
 )
+from alignment.disk.faults import fault_of
 from alignment.errors import UserError
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, ensure_organisms, locked_run, run_all, run_stage
@@ -39,6 +40,8 @@ def _logged(run: RunDir, args: argparse.Namespace, body: Callable[[], None]) -> 
         except (UserError, KeyboardInterrupt):
             raise
         except Exception as e:
+            if fault_of(e) is not None:  # a full disk is no bug: the CLI says so in one line
+                raise
             logging.getLogger("alignment").exception("command failed")
             if args.verbose:
                 raise

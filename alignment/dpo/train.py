@@ -5,7 +5,7 @@ Reads `dpo-pairs/<variant>/{train,valid}.parquet`; writes `dpo-train/<variant>-s
 `adapter_config.json` + weights) and `result.json` (the done marker, written last). The
 reference model is the base model with the adapter disabled (TRL does this when it gets a
 `peft_config` and no `ref_model`), so there is a single copy of the weights. Rerunning the same
-command after an interruption resumes from the newest checkpoint; a finished run is skipped.
+command after an interruption resumes from the newest complete checkpoint; a finished run is skipped.
 Multi-GPU: `jobs/dpo_multi_gpu.sh` (accelerate + DeepSpeed ZeRO-2/3).
 """
 
@@ -25,6 +25,7 @@ from alignment.cache import atomic_dir, keyed_dir, read_key
 from alignment.config import config_hash
 from alignment.dpo.config import DPOConfig
 from alignment.dpo.reference import RefStore, shared_ref_trainer
+from alignment.runtime.checkpoints import complete_checkpoint
 from alignment.store import write_json
 
 CKPT_RE = re.compile(r"^checkpoint-(\d+)$")
@@ -228,8 +229,7 @@ def train_one(dcfg: DPOConfig, train: pd.DataFrame, valid: pd.DataFrame, out_dir
     if train.empty:
         return {"status": "no_pairs", "dropped_long_prompts": n_long_t + n_long_v}
     ckpt_dir = out_dir / "checkpoints"
-    found = checkpoints(ckpt_dir)
-    resume = found[max(found)] if found else None
+    resume = complete_checkpoint(ckpt_dir, remove=is_main_process())
     store = ref_store(dcfg, out_dir.parent, device) if dcfg.shared_reference else None
     ref_started = time.time()
     trainer = build_trainer(dcfg, model, tok, train, valid, ckpt_dir, seed, device, quiet, callbacks or [], store)

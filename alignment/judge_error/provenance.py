@@ -39,10 +39,10 @@ from typing import Any
 
 import alignment.judge.fastre as fastre
 import alignment.judge.keyword as kw
-import alignment.lexicons.biasqa as lb
-import alignment.lexicons.mathbook as lx
 import alignment.judge.lexicon_pronoun as lp
 import alignment.judge.retraction as rt
+import alignment.lexicons.biasqa as lb
+import alignment.lexicons.mathbook as lx
 from alignment.analysis.stats import wilson_interval
 from alignment.errors import UserError
 from alignment.judge.text import extract_reasoning, normalize, split_addressed, split_sentences

@@ -17,9 +17,33 @@ from pathlib import Path
 from typing import Any
 
 import alignment.runtime.threads as threads
+from alignment.disk.faults import writing
 
 LOG = logging.getLogger("alignment")
 _state = {"active": False, "verbose": False, "quiet": False}
+# The last run log of this process: its path, and whether every record reached it (a full disk
+# can hold the log file too); the CLI names it in a machine fault's one line.
+last_log: dict[str, Any] = {"path": None, "saved": True}
+
+
+class RunLogHandler(logging.FileHandler):
+    """A log file that fails quietly: logging's own handler prints "--- Logging error ---" and
+    a traceback per record it cannot write; this one remembers that the log is incomplete."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        last_log["saved"] = False
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError:
+            last_log["saved"] = False
+
+    def close(self) -> None:
+        try:  # closing flushes what is buffered once more
+            super().close()
+        except OSError:
+            last_log["saved"] = False
 
 
 def stage_line(message: str) -> None:
@@ -83,10 +107,12 @@ def _library_loggers() -> Iterator[None]:
 def run_log(run_dir: Path, verbose: bool = False, quiet: bool = False) -> Iterator[Path]:
     """Route logs, warnings and library output of one command into a log file under the run dir."""
     folder = Path(run_dir) / "logs"
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"run-{time.strftime('%Y%m%d-%H%M%S')}.log"
+    with writing(path):
+        folder.mkdir(parents=True, exist_ok=True)
+        handlers: list[logging.Handler] = [RunLogHandler(path, encoding="utf-8")]
+    last_log.update(path=str(path), saved=True)
     root = logging.getLogger()
-    handlers: list[logging.Handler] = [logging.FileHandler(path, encoding="utf-8")]
     handlers[0].setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     if verbose:
         handlers.append(logging.StreamHandler(sys.stderr))

@@ -34,6 +34,7 @@ from alignment.config import check, check_device, config_hash, doc
 from alignment.errors import UserError
 from alignment.generation.models import load_model, load_tokenizer, pick_device, resolve_dtype
 from alignment.organism.presets import resolve
+from alignment.runtime.checkpoints import complete_checkpoint
 from alignment.runtime.console import detail, quiet_trainer
 
 VERSION = 1  # bump when code changes what a recipe trains
@@ -156,18 +157,8 @@ def recipe_key(cfg: SFTConfig, path: str, prompts: list[str], completions: list[
 
 
 def last_checkpoint(folder: Path) -> Path | None:
-    """The newest checkpoint whose trainer state (the file the Trainer writes last) is readable."""
-    found = []
-    for p in folder.glob("checkpoint-*"):
-        if p.is_dir() and p.name.removeprefix("checkpoint-").isdigit():
-            found.append((int(p.name.removeprefix("checkpoint-")), p))
-    for _, p in sorted(found, reverse=True):
-        try:
-            json.loads((p / "trainer_state.json").read_text())
-            return p
-        except (OSError, ValueError):
-            continue  # killed while saving: fall back to the one before
-    return None
+    """The newest complete checkpoint (`alignment.runtime.checkpoints`); incomplete ones are removed."""
+    return complete_checkpoint(folder)
 
 
 def trainer_args(cfg: SFTConfig, out: Path, seed: int, dtype: str) -> Any:
