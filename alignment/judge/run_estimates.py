@@ -107,7 +107,13 @@ def ppi_figures(table: pd.DataFrame, labelled: pd.DataFrame, keys: list[str],
         weights = w.tolist()
     judge = table["ack"].astype(bool).tolist()
     labels = labelled["label"].astype(bool).tolist()
-    return [(name, ppi_linear(c, judge, idx, labels, weights)) for name, c in coefs.items() if np.any(c)]
+    # Prompts are the independent units of the estimand (the report's bootstrap resamples them).
+    clusters = table["example_id"].astype(str).tolist() if "example_id" in table else None
+    strata = None
+    if weights is not None and "stratum" in labelled and labelled["stratum"].notna().all():
+        strata = labelled["stratum"].astype(str).tolist()
+    return [(name, ppi_linear(c, judge, idx, labels, weights, clusters=clusters, strata=strata))
+            for name, c in coefs.items() if np.any(c)]
 
 
 def response_table(run: Any) -> pd.DataFrame:
@@ -138,9 +144,9 @@ def corrected_section(run: Any, check: Any, task: str | None) -> list[str]:
     rows = [{"figure": k, "judge only": _judge(c @ ack, "−" in k), "corrected (PPI++)": _fmt(figures.get(k), "−" in k),
              "labels only": _ci(*figures[k].labels_only, signed="−" in k) if k in figures else "n/a"}
             for k, c in coefs.items() if c.any()]
-    method = next((e.method for e in figures.values()), "PPI++")
     out += [f"Each figure re-estimated from the judge's verdicts on all {len(table)} responses and the human labels "
-            f"of {len(check.rows)} of them ({method}); 95% intervals that include the judge's error. Differences are "
+            f"of {len(check.rows)} of them ({methods(figures)}); 95% intervals that include the judge's error, "
+            "clustered by prompt: an interval for the policy over the task's prompts, as the report's bootstrap. Differences are "
             "paired: both rates read the same labels. *Labels only*: the labelled responses alone (classical CLT "
             "interval). Valid when the labelled responses were drawn at random (a stratified sample with its weights "
             f"is random too). A figure with fewer than {MIN_SIDE} labelled responses among its own (on either side of "
@@ -224,6 +230,22 @@ def sweep_notes(runs: dict[str, Path]) -> list[str]:
         return labelled
     return ["No run of this sweep has human labels of its responses: every acknowledgment interval above excludes the "
             "judge's error (label a random sample with `alignment judge sample RUN --design uniform`)."]
+
+
+def methods(figures: dict[str, PPIEstimate]) -> str:
+    """The distinct method lines of the figures shown, each once (rates and picks differ in lambda).
+
+    >>> e = PPIEstimate(0.1, 0.0, 0.2, 0.1, (0.0, 0.3), 10, 90, "plain PPI (lambda = 1)")
+    >>> methods({"a": e, "b": e})
+    'plain PPI (lambda = 1)'
+    """
+    import re
+
+    seen = dict.fromkeys(re.sub(r"power-tuned lambda = [0-9.]+", "lambda tuned per figure", e.method.split(", normal interval")[0])
+                         for e in figures.values())
+    rest = next((e.method.split(", normal interval", 1)[1].lstrip("; ") for e in figures.values()
+                 if ", normal interval" in e.method), "")
+    return " / ".join(seen) + (f"; normal intervals; {rest}" if rest else "") if seen else "PPI"
 
 
 def _judge(x: float, signed: bool) -> str:
