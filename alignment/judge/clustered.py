@@ -76,7 +76,13 @@ def influences(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, lam
 
 
 def _groups(design: Design, m: int) -> np.ndarray:
-    return _codes(design.clusters) if design.clusters is not None else np.arange(m)
+    if design.clusters is None:
+        return np.arange(m)
+    c = design.clusters
+    # Codes 0..G-1 already (as `ppi.ppi_linear` passes them): skip the sort.
+    if c.dtype.kind in "iu" and c.min() == 0 and len(np.bincount(c)) == int(c.max()) + 1 and np.bincount(c).all():
+        return c
+    return _codes(c)
 
 
 def judge_influences(c: np.ndarray, f: np.ndarray, lam: float, design: Design) -> np.ndarray:

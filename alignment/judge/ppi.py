@@ -156,9 +156,10 @@ def _design(c: np.ndarray, idx: np.ndarray, w: np.ndarray | None, clusters: Sequ
             strata: Sequence[Any] | None) -> cl.Design:
     cls = None
     if clusters is not None:
-        cls = np.asarray([str(x) for x in clusters])
+        cls = np.asarray(clusters)
         if len(cls) != len(c):
             raise UserError(f"ppi: {len(cls)} prompt ids for {len(c)} judged responses")
+        cls = np.unique(cls.astype(str) if cls.dtype == object else cls, return_inverse=True)[1].ravel()
     st = None
     if strata is not None:
         st = np.asarray([str(x) for x in strata])
