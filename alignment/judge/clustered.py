@@ -186,18 +186,23 @@ def even_coefficients(c: np.ndarray) -> bool:
 
 
 def choose_lambda(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, design: Design) -> tuple[float, str]:
-    """lam and the words that say how it was chosen: tuned (PPI++) for an even figure with enough
-    disagreements; 1 (plain PPI) for a pick figure, whose tuned lam correlates with its
-    heavy-tailed correction and so inherits the judge's bias, or with few disagreements.
+    """lam and the words that say how it was chosen: 1 (plain PPI) with few disagreements, where
+    tuning is unstable; tuned (PPI++) for an even figure; for a best-of-N pick figure tuned on the
+    rate over its responses instead of on its weights.
 
     >>> c = np.full(4, 0.25); f = np.array([1.0, 0, 1, 0])
     >>> choose_lambda(c, f, np.arange(4), f, Design())
     (1.0, 'plain PPI (lambda = 1: only 0 disagreements between judge and labels)')
     """
     k = disagreements(c, f, idx, y)
-    if not even_coefficients(c):
-        return 1.0, "plain PPI (lambda = 1: uneven best-of-N weights)"
     if k < FEW_DISAGREEMENTS:
         return 1.0, f"plain PPI (lambda = 1: only {k} disagreements between judge and labels)"
+    if not even_coefficients(c):
+        # Tuned on the pick weights, lam follows the heavy-tailed correction and keeps the judge's
+        # bias; tuned on the rate over the same responses it measures only how well the judge
+        # agrees with people there, and still falls towards 0 for a judge that does not.
+        support = (c != 0) / max(int((c != 0).sum()), 1)
+        lam = tuned_lambda(support, f, idx, y, design)
+        return lam, f"PPI (lambda = {lam:.2f}, tuned on the rate over the figure's responses, not on its best-of-N weights)"
     lam = tuned_lambda(c, f, idx, y, design)
     return lam, f"PPI++ (power-tuned lambda = {lam:.2f})"

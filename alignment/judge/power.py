@@ -74,7 +74,12 @@ def plan(run_path: str | Path, figure: str, width: float, task: str | None = Non
     """The plan's lines for one figure of a finished run."""
     from alignment.bon import marked_headline
     from alignment.judge.allocation import residual_shares
-    from alignment.judge.run_estimates import _variants, coefficients, labelled_positions, response_table
+    from alignment.judge.run_estimates import (
+        _variants,
+        coefficients,
+        labelled_positions,
+        response_table,
+    )
     from alignment.judge.run_labels import check_labels
     from alignment.judge.sample import _task_of, judge_prior
     from alignment.store import RunDir

@@ -123,7 +123,7 @@ def draw_labels(rng: np.random.Generator, pop: dict[str, np.ndarray], judge: np.
     key = pop["orig"].astype(int) * 2 + judge.astype(int)
     members = {h: np.flatnonzero(key == h) for h in range(4) if (key == h).any()}
     spreads = {}
-    for h, rows in members.items():
+    for h in members:
         in_variant = pop["orig"] == bool(h // 2)
         false_yes, false_no = residual_shares(float(judge[in_variant].mean()), *PRIOR)
         q = false_yes if h % 2 else false_no
@@ -186,8 +186,8 @@ def summarise(records: list[dict[str, Any]], truth: dict[float, dict[str, float]
             "judge": judge, "rate": rate, "n": n, "design": design, "figure": figure, "truth": t,
             "replicates": len(rows), "shown": len(shown),
             "expected_positives": float(np.mean([r["positives"] for r in rows])),
-            "coverage": _share(shown, lambda r: r["ci"][0] <= t <= r["ci"][1]),
-            "labels_only_coverage": _share(shown, lambda r: r["labels_ci"][0] <= t <= r["labels_ci"][1]),
+            "coverage": _share([r["ci"][0] <= t <= r["ci"][1] for r in shown]),
+            "labels_only_coverage": _share([r["labels_ci"][0] <= t <= r["labels_ci"][1] for r in shown]),
             "zero_width": sum(x <= 1e-12 for x in width), "median_width": med, "median_labels_only_width": lmed,
             "width_ratio": med / lmed if lmed > 0 else float("nan"),
             "mean_lambda": float(np.mean([r["lam"] for r in shown])) if shown else float("nan"),
@@ -195,8 +195,8 @@ def summarise(records: list[dict[str, Any]], truth: dict[float, dict[str, float]
     return out
 
 
-def _share(rows: list[dict[str, Any]], hit: Any) -> float:
-    return float(np.mean([bool(hit(r)) for r in rows])) if rows else float("nan")
+def _share(hits: list[bool]) -> float:
+    return float(np.mean(hits)) if hits else float("nan")
 
 
 def targets(cells: list[dict[str, Any]]) -> dict[str, Any]:
