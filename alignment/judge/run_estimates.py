@@ -280,8 +280,9 @@ def uncorrected_lines(table: pd.DataFrame, judge: str | None, task: str | None) 
     sens, spec = known["sensitivity"], known["specificity"]
     out += [f"*Assumption:* if the judge `{judge}` errs here as it did on {known['n']} real human-labelled `{task}` "
             f"responses ({known['source']}, rules {measured.get('rules_id')}: sensitivity {sens:.3f}, specificity "
-            f"{spec:.3f}), the judge-only rates imply these true rates (Rogan–Gladen). The error rates were measured on rows the rules were written "
-            "from, so they are optimistic, and another policy's responses may fool the judge differently.", ""]
+            f"{spec:.3f}, {known.get('method', 'in-sample')}), the judge-only rates imply these true rates "
+            "(Rogan–Gladen). The rules were written from those rows, so even these figures may be optimistic, and "
+            "another policy's responses may fool the judge differently.", ""]
     for v in ("orig", "cf"):
         g = table[table["variant"] == v]
         if len(g):
