@@ -79,7 +79,8 @@ def test_stratified_estimator_covers_a_rare_rate() -> None:
         sens, spec = errors.draw(rng)
         judge = np.where(pop["y"], rng.random(len(pop["y"])) < sens, rng.random(len(pop["y"])) < 1 - spec)
         idx, w, strata = draw_labels(rng, pop, judge, 60, "stratified")
-        e = ppi_rate(judge, idx, pop["y"][idx], weights=w, clusters=pop["prompt"], strata=strata)
+        e = ppi_linear(np.full(len(judge), 1 / len(judge)), judge, idx, pop["y"][idx], weights=w,
+                       clusters=pop["prompt"], population_strata=strata)
         hits.append(e.low <= truth <= e.high)
         widths.append(e.high - e.low)
         assert "stratified estimator (4 strata" in e.method

@@ -44,6 +44,9 @@ class Design:
     clusters: np.ndarray | None = None
     strata: np.ndarray | None = None
     weights: np.ndarray | None = None
+    # The stratum of every judged response (same codes as `strata`), when known: stratum sizes
+    # then vary with the prompts drawn, and that variance is counted too.
+    population_strata: np.ndarray | None = None
 
 
 def _codes(values: np.ndarray) -> np.ndarray:
@@ -72,6 +75,13 @@ def influences(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, lam
     for h in np.unique(strata):
         s = strata == h
         u += np.bincount(groups[idx][s], weights=w[s] * (d[s] - d[s].mean()), minlength=g)
+    if design.population_strata is not None:
+        # The stratum's correction is its size times its mean residual; each prompt holds its own
+        # share of the stratum, which varies between prompts.
+        raw = design.strata if design.strata is not None else np.zeros(len(idx))
+        for h in np.unique(raw):
+            size = np.bincount(groups[design.population_strata == h], minlength=g).astype(float)
+            u += d[raw == h].mean() * (size - size.sum() / g)
     return u
 
 

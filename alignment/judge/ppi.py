@@ -112,14 +112,17 @@ def _checked(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[in
 
 def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[int], labels: Sequence[bool],
                weights: Sequence[float] | None = None, confidence: float = 0.95,
-               clusters: Sequence[Any] | None = None, strata: Sequence[Any] | None = None) -> PPIEstimate:
+               clusters: Sequence[Any] | None = None, strata: Sequence[Any] | None = None,
+               population_strata: Sequence[Any] | None = None) -> PPIEstimate:
     """theta = sum_k coef_k * human_k over the judged responses, corrected by the labelled ones.
 
     `judge`: the judge's verdict on every response; `labelled`: positions of the labelled ones,
     `labels` their human labels; `weights`: a stratified sample's N_h / n_h per labelled response
     (None: a uniform sample), `strata` its stratum per labelled response (None with weights: the
     rows of one weight form a stratum); `clusters`: the prompt (`example_id`) of every judged
-    response, so the interval is over prompts (None: responses independent). The variance is
+    response, so the interval is over prompts (None: responses independent); `population_strata`:
+    every judged response's stratum (then `strata` are read from it; their sizes vary with the
+    prompts, and that variance counts). The variance is
     `alignment.judge.clustered`'s; the labels-only interval is the same machinery with lambda = 0.
 
     A paired difference (response 0 and 1 are prompt a's two picks, 2 and 3 prompt b's): the
@@ -132,7 +135,13 @@ def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[
     from ppi_py import ppi_mean_pointestimate
 
     c, j, idx, y, w = _checked(coef, judge, labelled, labels, weights)
-    design = _design(c, idx, w, clusters, strata)
+    if population_strata is not None:
+        population_strata = np.asarray([str(x) for x in population_strata])
+        if len(population_strata) != len(c):
+            raise UserError(f"ppi: {len(population_strata)} strata for {len(c)} judged responses")
+        strata = population_strata[idx].tolist()
+    design = replace(_design(c, idx, w, clusters, strata),
+                     population_strata=None if population_strata is None or w is None else population_strata)
     lam, how = cl.choose_lambda(c, j, idx, y, design)
     m = len(c)
     z, zhat = m * c[idx] * y, m * c * j  # the functional as a mean over the M responses

@@ -109,10 +109,13 @@ def ppi_figures(table: pd.DataFrame, labelled: pd.DataFrame, keys: list[str],
     labels = labelled["label"].astype(bool).tolist()
     # Prompts are the independent units of the estimand (the report's bootstrap resamples them).
     clusters = table["example_id"].astype(str).tolist() if "example_id" in table else None
-    strata = None
-    if weights is not None and "stratum" in labelled and labelled["stratum"].notna().all():
+    strata = population = None
+    if weights is not None and {"variant", "ack"} <= set(table.columns):
+        # `alignment judge sample` stratifies by prompt variant and verdict (`sample.stratified_sample`).
+        population = (table["variant"].astype(str) + "/" + np.where(table["ack"].astype(bool), "ack", "no-ack")).tolist()
+    elif weights is not None and "stratum" in labelled and labelled["stratum"].notna().all():
         strata = labelled["stratum"].astype(str).tolist()
-    return [(name, ppi_linear(c, judge, idx, labels, weights, clusters=clusters, strata=strata))
+    return [(name, ppi_linear(c, judge, idx, labels, weights, clusters=clusters, strata=strata, population_strata=population))
             for name, c in coefs.items() if np.any(c)]
 
 

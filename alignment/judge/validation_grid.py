@@ -115,7 +115,7 @@ def truths(rate: float, seed: int, prompts: int = 40_000) -> dict[str, float]:
 
 def draw_labels(rng: np.random.Generator, pop: dict[str, np.ndarray], judge: np.ndarray, n: int,
                 design: str) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Labelled positions, weights and strata (None, None for the uniform design)."""
+    """Labelled positions, weights and every response's stratum (None, None for the uniform design)."""
     from alignment.judge.allocation import PRIOR, neyman, residual_shares
 
     if design == "uniform":
@@ -129,13 +129,12 @@ def draw_labels(rng: np.random.Generator, pop: dict[str, np.ndarray], judge: np.
         q = false_yes if h % 2 else false_no
         spreads[h] = math.sqrt(q * (1 - q))
     take = neyman({h: len(r) for h, r in members.items()}, spreads, n)
-    idx, w, strata = [], [], []
+    idx, w = [], []
     for h, rows in members.items():
         if take[h]:
             idx.append(rng.choice(rows, size=take[h], replace=False))
             w += [len(rows) / take[h]] * take[h]
-            strata += [h] * take[h]
-    return np.concatenate(idx), np.array(w), np.array(strata)
+    return np.concatenate(idx), np.array(w), key
 
 
 def judged(rng: np.random.Generator, y: np.ndarray, errors: JudgeErrors) -> np.ndarray:
@@ -162,7 +161,7 @@ def replicate(rng: np.random.Generator, rate: float, errors: JudgeErrors) -> lis
                 if not enough_labels(c, idx.tolist()):
                     out.append(row | {"shown": False})
                     continue
-                e = ppi_linear(c, f, idx, y[idx], w, clusters=pop["prompt"], strata=strata)
+                e = ppi_linear(c, f, idx, y[idx], w, clusters=pop["prompt"], population_strata=strata)
                 labels = e.labels_only
                 if name == "rate" and design == "uniform":
                     labels = wilson_interval(int(y[idx].sum()), n)
