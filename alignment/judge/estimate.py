@@ -139,7 +139,27 @@ def format_estimate(e: PPIEstimate, pending: int = 0) -> str:
     return "\n".join(lines)
 
 
+def judge_changed(labels: str | Path) -> str | None:
+    """A warning when the labels were sampled under keyword rules other than today's: the
+    sample's strata and the verdicts it was drawn on may differ from the judged file's."""
+    from alignment.judge.sample_design import judge_code_id
+
+    ids = {str(r["judge_id"]) for r in read_rows(Path(labels), ()) if r.get("judge_id")}
+    now = judge_code_id()
+    old = sorted(i for i in ids if i.startswith("keyword:") and i != now)
+    if not old:
+        return None
+    return (f"warning: {labels} was sampled under judge {', '.join(old)}; the judge is now {now}. Re-judge the "
+            "responses with the rules the sample was drawn under, or draw a new sample: the strata and weights "
+            "assume the old verdicts")
+
+
 def run_estimate(args: argparse.Namespace) -> int:
+    import sys
+
+    warning = judge_changed(args.labels)
+    if warning:
+        print(warning, file=sys.stderr)
     est, pending = estimate_files(args.judged, args.labels)
     print(json.dumps(est.as_dict(), indent=2) if args.json else format_estimate(est, pending))
     return 0

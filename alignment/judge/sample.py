@@ -119,10 +119,15 @@ def sample_rows(run_path: str | Path, n: int, seed: int = 0, task: str | None = 
     for ex in run.read("build").to_dict("records"):
         src = next(s for s in ex["sources"] if s["name"] == protected_source(ex))
         features[ex["id"]] = {"orig": str(src["original"]), "cf": str(src["counterfactual"])}
+    from alignment.judge.sample_design import judge_code_id, label_id
+
     picked = stratified_sample(table.to_dict("records"), n, seed, judge_prior(task) if neyman else None)
+    judge_id = judge_code_id()
     rows = [
         {
             "id": "/".join(str(r[k]) for k in keys),
+            "label_id": label_id("/".join(str(r[k]) for k in keys), seed),
+            "judge_id": judge_id,
             **{k: int(r[k]) if k == "sample" else r[k] for k in keys},
             **({"reward": r["reward"], "train_seed": int(r["seed"])} if "policy" in keys else {}),
             "feature": features.get(r["example_id"], {}).get(r["variant"], ""),
