@@ -153,7 +153,9 @@ def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[
     # The functional cannot leave [sum of negative coefficients, sum of positive ones].
     floor, ceil = float(c[c < 0].sum()), float(c[c > 0].sum())
     clip = lambda x: min(max(x, floor), ceil)  # noqa: E731
-    zc = _z(confidence)
+    # A pick figure rests on its few labelled top-ranked responses: a t quantile on its effective
+    # count; a rate (even coefficients) keeps the normal one.
+    zc = _z(confidence) if cl.even_coefficients(c) else _critical(confidence, cl.effective_labels(c, idx, design))
     return PPIEstimate(
         estimate=clip(est), low=clip(est - zc * se), high=clip(est + zc * se), judge_only=float((c * j).sum()),
         labels_only=(clip(labels_est - zc * labels_se), clip(labels_est + zc * labels_se)), n_labelled=len(idx),
@@ -190,6 +192,17 @@ def _method(how: str, design: cl.Design, c: np.ndarray) -> str:
         parts.append(f"stratified estimator ({len(set(np.asarray(design.strata).tolist()))} strata, labelled rows weighted)")
     parts.append("variance at least one pseudo-disagreement per stratum")
     return "; ".join(parts)
+
+
+def _critical(confidence: float, effective: float) -> float:
+    """The t quantile with (effective labelled responses - 1) degrees of freedom, at least 1.
+
+    >>> round(_critical(0.95, 1000), 3), round(_critical(0.95, 5), 3)
+    (1.962, 2.776)
+    """
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + confidence / 2, max(effective - 1, 1.0)))
 
 
 def _z(confidence: float) -> float:
