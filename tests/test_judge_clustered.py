@@ -8,6 +8,7 @@ with Neyman allocation (`alignment.judge.allocation`), `alignment judge estimate
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -134,3 +135,20 @@ def test_grid_command_writes_its_results(tmp_path: Path, capsys: pytest.CaptureF
     got = json.loads((tmp_path / "g.json").read_text())
     assert len(got["cells"]) == 4 * 4 * 3 * 2 * 4 and got["targets"]["zero_width_intervals"] == 0
     assert "| judge | rate | n | design |" in (tmp_path / "g.md").read_text()
+
+
+def test_plan_says_how_many_labels_a_figure_needs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from test_judge_card import _fake_run
+
+    run = _fake_run(tmp_path / "run")
+    figure = "all responses, original prompts"
+    assert main(["judge", "plan", str(run), "--figure", figure, "--width", "0.6"]) == 0
+    wide = capsys.readouterr().out
+    assert main(["judge", "plan", str(run), "--figure", figure, "--width", "0.45"]) == 0
+    narrow = capsys.readouterr().out
+    assert main(["judge", "plan", str(run), "--figure", figure, "--width", "0.05"]) == 0
+    assert "more than the run's 48 responses" in capsys.readouterr().out
+    need = [int(re.search(r"wide: (\d+) \(uniform", out).group(1)) for out in (wide, narrow)]
+    assert 2 <= need[0] < need[1] and "measured sensitivity" in wide and "--design uniform --n" in wide
+    assert main(["judge", "plan", str(run), "--figure", "all responses, orignal prompts", "--width", "0.1"]) == 2
+    assert "did you mean 'all responses, original prompts'" in capsys.readouterr().err

@@ -31,8 +31,8 @@ from alignment.errors import UserError, did_you_mean
 
 def labels_needed(c: np.ndarray, f: np.ndarray, clusters: np.ndarray | None, false_yes: float, false_no: float,
                   width: float, confidence: float = 0.95) -> tuple[int | None, float]:
-    """(labels for a `width`-wide interval, or None when even every label would not do; the
-    judge part's width alone).
+    """(labels for a `width`-wide interval, possibly more than the M responses, or None when the
+    judge part alone is wider; the judge part's width alone).
 
     A 2,000-response rate, judge rate 10%, responses independent: the judge part is narrow, so
     the labels set the width.
@@ -56,8 +56,7 @@ def labels_needed(c: np.ndarray, f: np.ndarray, clusters: np.ndarray | None, fal
     floor = 2 * z * math.sqrt(v_judge)
     if room <= 0:
         return None, floor
-    n = math.ceil(m**2 * spread / room)
-    return (min(max(n, 2), m) if n <= m else None), floor
+    return max(math.ceil(m**2 * spread / room), 2), floor
 
 
 def pilot_shares(judge: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
@@ -106,12 +105,17 @@ def plan(run_path: str | Path, figure: str, width: float, task: str | None = Non
         false_yes, false_no = residual_shares(float(f[support].mean()), sens, spec)
         source = f"the judge's measured sensitivity {sens:.2f} and specificity {spec:.2f} (no labels yet)"
     n, floor = labels_needed(c, f, table["example_id"].astype(str).to_numpy(), false_yes, false_no, width)
-    head = f"{figure}: judge-only {100 * float(c @ f):+.1f} pts over {len(table)} responses"
+    value = 100 * float(c @ f)
+    head = f"{figure}: judge-only {value:+.1f} pts" if "−" in figure else f"{figure}: judge-only {value:.1f}%"
+    head += f" over {len(table)} responses"
     shares = (f"judge's error from {source}: {100 * false_yes:.1f}% of its 'yes' and {100 * false_no:.1f}% of its "
               "'no' overturned")
     if n is None:
         return [head, shares, f"a 95% interval {width:.3f} wide is out of reach: the judge's spread between prompts "
-                f"alone makes it {floor:.3f} wide (and labelling every response may not do); ask for a wider one"]
+                f"alone makes it {floor:.3f} wide; ask for a wider one"]
+    if n > len(table):
+        return [head, shares, f"a 95% interval {width:.3f} wide needs about {n} labels, more than the run's "
+                f"{len(table)} responses: label them all, or ask for a wider one"]
     return [head, shares, f"labels needed for a 95% interval about {width:.3f} wide: {n} (uniform sample; the spread "
             f"between prompts alone is {floor:.3f} wide)",
             f"draw them with: alignment judge sample {run_path} --design uniform --n {n}"]
