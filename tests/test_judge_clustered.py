@@ -33,6 +33,7 @@ def test_all_agreeing_labels_never_give_a_zero_width_interval() -> None:
     wilson = wilson_interval(0, 30)
     assert e.high - e.low > 0.5 * (wilson[1] - wilson[0])
     assert e.lam == 1.0 and "lambda = 1: only 0 disagreements" in e.method and "power-tuned" not in e.method
+    assert "the floor set this interval" in e.method
 
 
 def test_pick_figures_tune_lambda_on_the_rate_not_the_weights() -> None:

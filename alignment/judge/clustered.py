@@ -151,9 +151,12 @@ def guarded_variance(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarra
     >>> round(v * 900, 2)
     1.01
     """
-    full = variance(influences(c, f, idx, y, lam, design))
-    judge_part = variance(judge_influences(c, f, lam, design))
-    return max(full, judge_part + pseudo_variance(c, idx, design))
+    return max(variance(influences(c, f, idx, y, lam, design)), floor_variance(c, f, idx, lam, design))
+
+
+def floor_variance(c: np.ndarray, f: np.ndarray, idx: np.ndarray, lam: float, design: Design) -> float:
+    """The judge part's variance plus one pseudo-disagreement per stratum (`guarded_variance`)."""
+    return variance(judge_influences(c, f, lam, design)) + pseudo_variance(c, idx, design)
 
 
 def effective_labels(c: np.ndarray, idx: np.ndarray, design: Design) -> float:

@@ -149,6 +149,7 @@ def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[
         est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=lam, w=w))[0])
         labels_est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=0.0, w=w))[0])
     se = math.sqrt(cl.guarded_variance(c, j, idx, y, lam, design))
+    floored = cl.floor_variance(c, j, idx, lam, design) >= se**2
     labels_se = math.sqrt(cl.guarded_variance(c, j, idx, y, 0.0, design))
     # The functional cannot leave [sum of negative coefficients, sum of positive ones].
     floor, ceil = float(c[c < 0].sum()), float(c[c > 0].sum())
@@ -159,7 +160,7 @@ def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[
     return PPIEstimate(
         estimate=clip(est), low=clip(est - zc * se), high=clip(est + zc * se), judge_only=float((c * j).sum()),
         labels_only=(clip(labels_est - zc * labels_se), clip(labels_est + zc * labels_se)), n_labelled=len(idx),
-        n_unlabelled=m - len(idx), method=_method(how, design, c), se=se, labels_se=labels_se, lam=lam,
+        n_unlabelled=m - len(idx), method=_method(how, design, c, floored), se=se, labels_se=labels_se, lam=lam,
     )
 
 
@@ -181,7 +182,7 @@ def _design(c: np.ndarray, idx: np.ndarray, w: np.ndarray | None, clusters: Sequ
     return cl.Design(clusters=cls, strata=st, weights=w)
 
 
-def _method(how: str, design: cl.Design, c: np.ndarray) -> str:
+def _method(how: str, design: cl.Design, c: np.ndarray, floored: bool = False) -> str:
     """The method line: the lambda actually used, the clustering and the design."""
     parts = [how + ", normal interval"]
     if design.clusters is not None:
@@ -190,7 +191,9 @@ def _method(how: str, design: cl.Design, c: np.ndarray) -> str:
         parts.append("responses treated as independent (no prompt ids)")
     if design.weights is not None:
         parts.append(f"stratified estimator ({len(set(np.asarray(design.strata).tolist()))} strata, labelled rows weighted)")
-    parts.append("variance at least one pseudo-disagreement per stratum")
+    parts.append("variance floored at one pseudo-disagreement per stratum (the floor set this interval: too few "
+                 "disagreements to measure the judge's error)" if floored else
+                 "variance at least one pseudo-disagreement per stratum (not binding)")
     return "; ".join(parts)
 
 

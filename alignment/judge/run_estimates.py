@@ -248,6 +248,7 @@ def methods(figures: dict[str, PPIEstimate]) -> str:
                          for e in figures.values())
     rest = next((e.method.split(", normal interval", 1)[1].lstrip("; ") for e in figures.values()
                  if ", normal interval" in e.method), "")
+    rest = re.sub(r" \((the floor set[^)]*|not binding)\)", "", rest)  # per figure; the table shows each interval
     return " / ".join(seen) + (f"; normal intervals; {rest}" if rest else "") if seen else "PPI"
 
 
