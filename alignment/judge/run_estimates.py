@@ -244,7 +244,7 @@ def methods(figures: dict[str, PPIEstimate]) -> str:
     """
     import re
 
-    seen = dict.fromkeys(re.sub(r"lambda = 0\.[0-9]+|lambda = 1\.00", "lambda tuned per figure", e.method.split(", normal interval")[0])
+    seen = dict.fromkeys(re.sub(r"(power-tuned )?lambda = (0\.[0-9]+|1\.00)", "lambda tuned per figure", e.method.split(", normal interval")[0])
                          for e in figures.values())
     rest = next((e.method.split(", normal interval", 1)[1].lstrip("; ") for e in figures.values()
                  if ", normal interval" in e.method), "")
