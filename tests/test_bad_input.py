@@ -201,17 +201,17 @@ def test_valid_neighbours_still_build_and_judge(tmp_path: Path, capsys: pytest.C
 
 
 def test_judge_sample_refuses_a_task_other_than_the_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from alignment.judge_error.sample import _task_of
+    from alignment.judge_error.sample import task_of
 
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({"task": {"name": "mathbook"}}))
-    assert _task_of(tmp_path, None) == _task_of(tmp_path, "mathbook") == "mathbook"
+    assert task_of(tmp_path, None) == task_of(tmp_path, "mathbook") == "mathbook"
     with pytest.raises(Exception, match=r"--task biasqa: the run's .*config.yaml says task.name mathbook"):
-        _task_of(tmp_path, "biasqa")
-    assert _task_of(tmp_path / "nowhere", "biasqa") == "biasqa"  # no config: the flag is the only source
+        task_of(tmp_path, "biasqa")
+    assert task_of(tmp_path / "nowhere", "biasqa") == "biasqa"  # no config: the flag is the only source
     for bad in ("mathbok", 3, None, ["mathbook"]):  # was a KeyError (exit 1) after sample.jsonl was written
         (tmp_path / "config.yaml").write_text(yaml.safe_dump({"task": {"name": bad}}))
         with pytest.raises(Exception, match=r"config.yaml: task.name .* has no labelling definition"):
-            _task_of(tmp_path, None)
+            task_of(tmp_path, None)
 
 
 # ------------------------------------------------------------------ ReasonBench audit

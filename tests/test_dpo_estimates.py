@@ -126,7 +126,8 @@ def test_report_shows_corrected_dpo_figures(run: RunDir) -> None:
     assert "no human labels cover dpo-eval's responses" not in dpo
     assert "the table after this one corrects the acknowledgment figures" in dpo
     assert "Corrected for the judge's error by human labels of 60 of the 200 dpo-eval responses" in dpo
-    assert "the 95% interval is **over responses**" in dpo
+    # The interval is clustered by prompt (the estimand is the policy over prompts), no longer over responses.
+    assert "the 95% interval is **over prompts**" in dpo
     table, labels = response_table(run), read_dpo_labels(run).rows
     figures = {name: (j, e) for name, j, e, _ in dpo_figures(table, labels)}
     j, e = figures["rm_d − rm, original prompts"]

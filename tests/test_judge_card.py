@@ -109,7 +109,9 @@ def _fake_run(root: Path) -> Path:
 
 def test_sample_is_stratified_and_validate_reads_it_back(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run = _fake_run(tmp_path / "run")
-    assert main(["judge", "sample", str(run), "--n", "12"]) == 0
+    # The stratified design now defaults to Neyman allocation (for the corrected rate); the
+    # judge-checking equal split this test checks is `--allocation equal`.
+    assert main(["judge", "sample", str(run), "--n", "12", "--allocation", "equal"]) == 0
     out = run / "judge_sample"
     rows = [json.loads(line) for line in (out / "sample.jsonl").read_text().splitlines()]
     strata = pd.Series([r["stratum"] for r in rows]).value_counts().to_dict()

@@ -1,7 +1,7 @@
 """Prediction-powered acknowledgment rates: `pytest -q tests/test_judge_estimate.py`.
 
 The estimator (`alignment.judge_error.ppi`), `alignment judge estimate`, and the validation simulation
-(`alignment.judge_error.ppi_validation`) on synthetic populations and, where present, on the real
+(`alignment.measure.ppi_validation`) on synthetic populations and, where present, on the real
 development half (`../shared/data/ack_labels`).
 """
 
@@ -17,7 +17,7 @@ from alignment.analysis.stats import wilson_interval
 from alignment.cli import main
 from alignment.errors import UserError
 from alignment.judge_error.ppi import ppi_difference, ppi_linear, ppi_rate, rogan_gladen
-from alignment.judge_error.ppi_validation import simulate
+from alignment.measure.ppi_validation import simulate
 
 
 def _population(m: int, rate: float, sens: float, spec: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -180,7 +180,7 @@ def test_simulation_flags_a_biased_judge() -> None:
 @pytest.mark.parametrize("task", ["mathbook", "biasqa"])
 def test_issue_targets_on_the_real_development_half(shared_data: Path, task: str) -> None:
     """The PPI targets on the real development half (regression; results/ppi_validation.md has the full run)."""
-    from alignment.judge_error.ppi_validation import load
+    from alignment.measure.ppi_validation import load
 
     labels, judge = load(shared_data / "ack_labels", task)
     s = simulate(task, labels, judge, draws=300, n=20, seed=0)

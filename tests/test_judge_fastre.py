@@ -71,3 +71,36 @@ def test_prefilter_skips_texts_without_a_required_literal() -> None:
 def test_every_judge_pattern_is_digit_blind(name: str) -> None:
     p = PATTERNS[name]
     assert fastre.digit_blind(p.pattern, p.flags), name
+
+
+def test_falls_back_to_re_when_its_private_modules_change_shape() -> None:
+    # A Python whose `re._parser` lost `parse` and whose `re._constants` lost a name: the module
+    # still imports, switches its prefilter off, and answers as `re` does.
+    import subprocess
+    import sys
+
+    code = (
+        "import re, types\n"
+        "re._parser = types.SimpleNamespace()\n"
+        "del re._constants.POSSESSIVE_REPEAT\n"
+        "import alignment.judge.fastre as f\n"
+        "p = f.compile(r'\\bbooks?\\b|answer\\s+key', re.I)\n"
+        "assert not f.PREFILTER and f.required_literals('abc') is None and not f.digit_blind('x')\n"
+        "assert p.search('See the Book.').group() == 'Book' and p.search('nothing') is None\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
+
+
+def test_a_parse_tree_of_another_shape_disables_the_prefilter_per_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    import alignment.judge.fastre as f
+
+    def odd(*args: object) -> list:
+        return [("not", "a", "node")]  # unpacks as no node this module knows
+
+    import types
+
+    monkeypatch.setattr(f, "sre_parse", types.SimpleNamespace(parse=odd))  # only fastre's view of the parser
+    p = f.compile(r"\bbooks?\b|answer\s+key", re.I)
+    assert p._lits is None and p.search("an ANSWER  key").group() == "ANSWER  key"

@@ -121,7 +121,7 @@ def register(sub: Any) -> None:
     p.add_argument("--input", help="JSONL with a full_response field per row")
     p.add_argument("--output", help="JSONL to write (written atomically)")
     p.set_defaults(func=run_judge)
-    inner = p.add_subparsers(dest="judge_command", metavar="{validate,sample,estimate}")
+    inner = p.add_subparsers(dest="judge_command", metavar="{validate,sample,estimate,grid,plan}")
     v = inner.add_parser("validate", help="accuracy, precision/recall/F1, confusion matrix vs labels")
     _judge_options(v)
     v.add_argument("--labels", default=None, help="JSONL with full_response and ack_label (default: the project's set)")
@@ -134,3 +134,9 @@ def register(sub: Any) -> None:
     from alignment.judge_error.estimate import register_estimate
 
     register_estimate(inner)
+    from alignment.measure.validation_grid import register_grid
+
+    register_grid(inner)
+    from alignment.judge_error.power import register_plan
+
+    register_plan(inner)

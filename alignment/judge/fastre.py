@@ -20,8 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from itertools import product
-from re import _constants as sre_c  # type: ignore[attr-defined]
-from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
 
 _Lits = frozenset[str]
 # Non-ASCII letters that a case-insensitive pattern matches to an ASCII letter (Python's `re` docs).
@@ -29,7 +28,30 @@ _FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
 _MAX_CLASS = 4  # a character class of up to this many plain characters is expanded ("m[ae]n")
 _MAX_RUN_VARIANTS = 16
 
-_REPEATS = (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, sre_c.POSSESSIVE_REPEAT)
+# What this module reads of `re`'s private parser. They are not a public API: if a Python
+# release moves or renames any, the prefilter switches itself off and every pattern is a plain
+# `re` pattern (same answers, the engine's own speed) instead of failing at import.
+_NEEDED = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT", "LITERAL", "NOT_LITERAL", "IN", "RANGE", "AT",
+           "AT_BEGINNING", "SUBPATTERN", "ATOMIC_GROUP", "BRANCH", "ASSERT", "ASSERT_NOT", "GROUPREF_EXISTS")
+
+
+def _private_re() -> tuple[Any, Any]:
+    """`re`'s private constants and parser modules, or (None, None) when their shape changed."""
+    try:
+        from re import _constants as constants  # type: ignore[attr-defined]
+        from re import _parser as parser  # type: ignore[attr-defined]
+    except ImportError:
+        return None, None
+    if not callable(getattr(parser, "parse", None)) or not all(hasattr(constants, k) for k in _NEEDED):
+        return None, None
+    return constants, parser
+
+
+sre_c, sre_parse = _private_re()
+PREFILTER = sre_c is not None  # False: plain `re` everywhere (see `_private_re`)
+_REPEATS = (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, sre_c.POSSESSIVE_REPEAT) if PREFILTER else ()
+# A parse tree of a shape this module does not expect (a changed `re`) fails in one of these.
+_SHAPE_ERRORS = (AttributeError, TypeError, ValueError, IndexError, KeyError)
 
 
 def _plain(code: int) -> bool:
@@ -51,7 +73,7 @@ def _better(a: _Lits | None, b: _Lits | None) -> _Lits | None:
     return a if (min(map(len, a)), -len(a)) >= (min(map(len, b)), -len(b)) else b
 
 
-def _required(seq: sre_parse.SubPattern | list) -> _Lits | None:
+def _required(seq: Any) -> _Lits | None:
     """Literals (lower case) one of which every match of the parsed sequence `seq` contains."""
     best: _Lits | None = None
     run = [""]  # variants of the literal run being read; adjacent in every match
@@ -100,7 +122,12 @@ def required_literals(pattern: str, flags: int = 0) -> frozenset[str] | None:
     >>> required_literals(r"\\w+\\d") is None
     True
     """
-    lits = _required(sre_parse.parse(pattern, flags))
+    if not PREFILTER:
+        return None
+    try:
+        lits = _required(sre_parse.parse(pattern, flags))
+    except _SHAPE_ERRORS:
+        return None
     if not lits or "" in lits:
         return None
     return frozenset(x for x in lits if not any(y != x and y in x for y in lits))
@@ -212,6 +239,24 @@ class Pattern:
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.regex = re.compile(pattern, flags)
         self.pattern, self.flags = self.regex.pattern, self.regex.flags
+        self._alts: list[tuple[str, tuple[str, ...] | None]] = []
+        try:
+            self._analyse(pattern, flags)
+        except _SHAPE_ERRORS:  # a parse tree of another shape: no prefilter for this pattern
+            self._lits, self._exact, self._alts = None, False, []
+        self._reduced: dict[tuple[int, ...], re.Pattern[str]] = {}
+        # The last search: the lexicon reads a clause with the same pattern several times (as the
+        # clause, as the clause before the next one, inside helpers).
+        self._memo: tuple[str | None, int, re.Match[str] | None] = (None, 0, None)
+        if self._lits is None:  # nothing to test first: the pattern's own methods, at their speed
+            self.search, self.match, self.finditer = self.regex.search, self.regex.match, self.regex.finditer  # type: ignore[method-assign]
+            self.sub, self.split = self.regex.sub, self.regex.split  # type: ignore[method-assign]
+
+    def _analyse(self, pattern: str, flags: int) -> None:
+        """The required literals, and each top-level alternative's."""
+        if not PREFILTER:
+            self._lits, self._exact = None, False
+            return
         # A pattern anchored at the start is tried at one position only: no test is cheaper.
         tree = sre_parse.parse(pattern, flags)
         anchored = bool(tree) and tree[0] == (sre_c.AT, sre_c.AT_BEGINNING)
@@ -222,19 +267,11 @@ class Pattern:
         # alternative that cannot match anywhere in the text changes no match of the pattern, so
         # the pattern without it finds the same matches. (Only without groups, whose numbers
         # would change, and without global inline flags.)
-        self._alts: list[tuple[str, tuple[str, ...] | None]] = []
         alts = alternatives(pattern) if self.regex.groups == 0 and not _GLOBAL_FLAGS.search(pattern) else []
         if self._lits is not None and len(alts) > 1:
             for alt in alts:
                 own = required_literals(alt, flags)
                 self._alts.append((alt, tuple(sorted(own)) if own else None))
-        self._reduced: dict[tuple[int, ...], re.Pattern[str]] = {}
-        # The last search: the lexicon reads a clause with the same pattern several times (as the
-        # clause, as the clause before the next one, inside helpers).
-        self._memo: tuple[str | None, int, re.Match[str] | None] = (None, 0, None)
-        if self._lits is None:  # nothing to test first: the pattern's own methods, at their speed
-            self.search, self.match, self.finditer = self.regex.search, self.regex.match, self.regex.finditer  # type: ignore[method-assign]
-            self.sub, self.split = self.regex.sub, self.regex.split  # type: ignore[method-assign]
 
     def _runner(self, text: str) -> re.Pattern[str] | None:
         """The regex to run on `text`: None where no match is possible, else the pattern, or
@@ -325,7 +362,7 @@ def _children(op: object, av: object) -> list:
     return [av] if op is sre_c.ATOMIC_GROUP else []
 
 
-def _digit_blind(seq: sre_parse.SubPattern | list) -> bool:
+def _digit_blind(seq: Any) -> bool:
     for op, av in seq:
         if op in (sre_c.LITERAL, sre_c.NOT_LITERAL) and chr(av).isdigit():
             return False
@@ -355,7 +392,12 @@ def digit_blind(pattern: str, flags: int = 0) -> bool:
     >>> digit_blind(r"step\\s*\\d+|[0-9@$]+|[A-Za-z0-9]"), digit_blind(r"m2"), digit_blind(r"[1-9]")
     (True, False, False)
     """
-    return _digit_blind(sre_parse.parse(pattern, flags))
+    if not PREFILTER:
+        return False
+    try:
+        return _digit_blind(sre_parse.parse(pattern, flags))
+    except _SHAPE_ERRORS:
+        return False
 
 
 def compile(pattern: str, flags: int = 0) -> Pattern:  # noqa: A001 - mirrors re.compile

@@ -10,9 +10,9 @@ table's point estimate exactly: a policy group's value is the mean over (trainin
 cells of the cell's mean verdict, and a difference pairs cells as `effects.paired_cells` does
 (the base policy, which has no training seed, pairs with every seed's cell).
 
-The corrected interval is over responses (the labelled sample and the judge's verdicts on all of
-them): it carries the judge's error but, unlike the bootstrap over prompts and training seeds
-beside it, not the spread between seeds. A figure with fewer than two labelled responses among
+The corrected interval is clustered by prompt (the labelled sample and the judge's verdicts on all
+of them): it carries the judge's error and the spread between prompts but, unlike the bootstrap
+over prompts and training seeds beside it, not the spread between seeds. A figure with fewer than two labelled responses among
 its own (for a difference: on either side) gets no corrected value: its labels-side variance
 would be read as zero.
 """
@@ -34,6 +34,7 @@ from alignment.judge_error.run_estimates import (
     interval_text,
     judge_text,
     labelled_positions,
+    methods,
     shown_figures,
 )
 
@@ -103,12 +104,12 @@ def dpo_corrected_lines(run: Any) -> list[str]:
         return []
     table = response_table(run)
     figures = dpo_figures(table, labels.rows)
-    method = next((e.method for *_, e, _ in figures if e is not None), "PPI++")
+    method = methods({str(i): e for i, (*_, e, _) in enumerate(figures) if e is not None})
     out = [f"Corrected for the judge's error by human labels of {len(labels.rows)} of the {len(table)} dpo-eval "
            f"responses ({method}). {labels.summary()} Each figure pools every response (greedy and sampled) over "
            "training seeds, per example and seed as in the table above, so its judge-only value is the table's "
-           "estimate; the 95% interval is **over responses** (the labelled sample and the judge's verdicts on all "
-           "of them): it carries the judge's error, not the spread between training seeds that the bootstrap above "
+           "estimate; the 95% interval is **over prompts** (the labelled sample and the judge's verdicts on all "
+           "of them, clustered by prompt): it carries the judge's error, not the spread between training seeds that the bootstrap above "
            "carries. Differences are paired: both policies' rates read the same labels. *Labels only*: the labelled "
            "responses alone (classical CLT interval). Valid when the labelled responses were drawn at random "
            f"(`alignment judge sample RUN --stage dpo-eval`); a figure with fewer than {MIN_SIDE} labelled responses "

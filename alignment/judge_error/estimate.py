@@ -2,10 +2,12 @@
 
     alignment judge estimate --judged J.jsonl --labels L.jsonl [--json]
 
-J has `id` and `ack` per response (as `alignment judge` writes it); L has `id` and `ack_label`
+J has `id` and `ack` per response (as `alignment judge` writes it) and optionally `example_id`,
+the prompt each response answers: then the interval is clustered by prompt, an interval for the
+policy's rate over prompts rather than over these responses. L has `id` and `ack_label`
 (true, false, or null: not yet labelled, skipped) for a subset of J's ids, and may carry
-`weight` (a stratified sample's inverse inclusion probability, as `alignment judge sample`
-writes it). Prints the prediction-powered rate with its 95% interval (`alignment.judge_error.ppi`),
+`weight` and `stratum` (a stratified sample's inverse inclusion probability and stratum, as
+`alignment judge sample` writes them). Prints the prediction-powered rate with its 95% interval (`alignment.judge_error.ppi`),
 the judge-only rate, the labels-only interval, the counts and the method. For PPI the labelled
 rows should be a random sample of J (or a stratified one with its weights); labels chosen by
 hand, e.g. the judge's disagreements, bias the estimate.
@@ -33,9 +35,23 @@ def _id(row: dict[str, Any], path: Path, line: int) -> str:
 
 def read_judged(path: str | Path) -> tuple[list[str], list[bool]]:
     """Ids and verdicts of the judged set, in file order (one-line errors name the row)."""
+    ids, acks, _ = read_judged_prompts(path)
+    return ids, acks
+
+
+def read_judged_prompts(path: str | Path) -> tuple[list[str], list[bool], list[str] | None]:
+    """Ids, verdicts and each row's prompt (`example_id`; None when no row has one), in file order."""
     p = Path(path)
     ids, acks, seen = [], [], set()
+    prompts: list[str] = []
     for line, row in _numbered(p, ("id", "ack")):
+        if ids and ("example_id" in row) != bool(prompts):
+            raise UserError(f"{p} line {line}: field 'example_id' must be on every row or on none")
+        if "example_id" in row:
+            value = row["example_id"]
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise UserError(f"{p} line {line}: field 'example_id' must be a string or an integer, got {value!r}")
+            prompts.append(str(value))
         key = _id(row, p, line)
         if key in seen:
             raise UserError(f"{p} line {line}: id {key!r} appears twice")
@@ -46,7 +62,7 @@ def read_judged(path: str | Path) -> tuple[list[str], list[bool]]:
         acks.append(row["ack"])
     if not ids:
         raise UserError(f"{p}: no judged rows")
-    return ids, acks
+    return ids, acks, (prompts or None)
 
 
 def read_labels(path: str | Path, known: set[str]) -> tuple[dict[str, bool], dict[str, float] | None, int]:
@@ -88,18 +104,29 @@ def _numbered(p: Path, required: tuple[str, ...]) -> list[tuple[int, dict[str, A
 
 
 def estimate_files(judged: str | Path, labels: str | Path) -> tuple[PPIEstimate, int]:
-    """The estimate for a judged file and a labels file, and the count of still-null labels."""
-    ids, acks = read_judged(judged)
+    """The estimate for a judged file and a labels file, and the count of still-null labels.
+    With `example_id` in the judged file the interval is clustered by prompt; with `stratum` in
+    the labels (as `alignment judge sample` writes it) the strata are those rows'."""
+    ids, acks, prompts = read_judged_prompts(judged)
     labelled, weights, pending = read_labels(labels, set(ids))
     position = {k: i for i, k in enumerate(ids)}
     keys = list(labelled)
     w = [weights[k] for k in keys] if weights else None
-    return ppi_rate(acks, [position[k] for k in keys], [labelled[k] for k in keys], w), pending
+    strata = label_strata(labels, keys) if w else None
+    return ppi_rate(acks, [position[k] for k in keys], [labelled[k] for k in keys], w,
+                    clusters=prompts, strata=strata), pending
+
+
+def label_strata(path: str | Path, keys: list[str]) -> list[str] | None:
+    """Each labelled row's `stratum` (None when the rows carry none: then a weight is a stratum)."""
+    found = {str(r["id"]): r.get("stratum") for r in read_rows(Path(path), ("id",))}
+    strata = [found.get(k) for k in keys]
+    return None if any(s is None for s in strata) else [str(s) for s in strata]
 
 
 def format_estimate(e: PPIEstimate, pending: int = 0) -> str:
     """The estimate as text for a terminal (rates as fractions)."""
-    kind = "weighted classical" if "stratified" in e.method else "Wilson"
+    kind = "stratified classical" if "stratified" in e.method else "Wilson"
     lines = [
         f"corrected acknowledgment rate: {e.estimate:.3f}, 95% CI [{e.low:.3f}, {e.high:.3f}]",
         f"judge-only rate: {e.judge_only:.3f} (its interval would exclude the judge's error)",
@@ -112,7 +139,27 @@ def format_estimate(e: PPIEstimate, pending: int = 0) -> str:
     return "\n".join(lines)
 
 
+def judge_changed(labels: str | Path) -> str | None:
+    """A warning when the labels were sampled under keyword rules other than today's: the
+    sample's strata and the verdicts it was drawn on may differ from the judged file's."""
+    from alignment.judge_error.sample_design import judge_code_id
+
+    ids = {str(r["judge_id"]) for r in read_rows(Path(labels), ()) if r.get("judge_id")}
+    now = judge_code_id()
+    old = sorted(i for i in ids if i.startswith("keyword:") and i != now)
+    if not old:
+        return None
+    return (f"warning: {labels} was sampled under judge {', '.join(old)}; the judge is now {now}. Re-judge the "
+            "responses with the rules the sample was drawn under, or draw a new sample: the strata and weights "
+            "assume the old verdicts")
+
+
 def run_estimate(args: argparse.Namespace) -> int:
+    import sys
+
+    warning = judge_changed(args.labels)
+    if warning:
+        print(warning, file=sys.stderr)
     est, pending = estimate_files(args.judged, args.labels)
     print(json.dumps(est.as_dict(), indent=2) if args.json else format_estimate(est, pending))
     return 0

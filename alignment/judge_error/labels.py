@@ -34,7 +34,15 @@ def read_rows(path: str | Path, required: tuple[str, ...], unique_ids: bool = Fa
     error (a labelled row counted twice in a card, perhaps with two labels)."""
     p = Path(path)
     rows, seen = [], {}
+    sidecar: dict[str, dict[str, Any]] | None = None
     for n, row in read_objects(p):
+        if "label_id" in row and "id" not in row:
+            # The blind page's download names rows only by opaque label_id; the rest (id, prompt,
+            # variant, policy, weight, stratum) is in the sample file beside it.
+            sidecar = _sidecar(p) if sidecar is None else sidecar
+            if str(row["label_id"]) not in sidecar:
+                raise UserError(f"{p} line {n}: label_id {row['label_id']!r} is not in {p.parent / 'sample.jsonl'}")
+            row = sidecar[str(row["label_id"])] | {k: v for k, v in row.items() if k in ("ack_label", "unsure")}
         for key in required:
             if key not in row:
                 raise UserError(f"{p} line {n}: missing field '{key}'")
@@ -49,6 +57,15 @@ def read_rows(path: str | Path, required: tuple[str, ...], unique_ids: bool = Fa
             seen[key] = n
         rows.append(row)
     return rows
+
+
+def _sidecar(download: Path) -> dict[str, dict[str, Any]]:
+    """The sample file written beside the page (`alignment judge sample`), by label_id."""
+    path = download.parent / "sample.jsonl"
+    if not path.is_file():
+        raise UserError(f"{download}: rows carry only label_id; the sample file {path} that maps them is missing "
+                        "(keep the download beside the sample.jsonl it was drawn with)")
+    return {str(r["label_id"]): r for _, r in read_objects(path) if "label_id" in r}
 
 
 def _kind(value: Any) -> str:

@@ -5,8 +5,10 @@ The judge labels every response; a person labels a few. Prediction-powered infer
 few, to the judge's rate over all responses; PPI++ (Angelopoulos, Duchi & Zrnic 2023) scales the
 judge's part by a power-tuning factor lambda in [0, 1] estimated from the data, so the interval is
 never much wider than the labels' own and is narrow when the judge agrees with people. Both are
-`ppi_py.ppi_mean_ci` / `ppi_mean_pointestimate` (by the method's authors); this module only
-shapes the inputs.
+`ppi_py.ppi_mean_pointestimate` (by the method's authors) for the point estimate; the interval is
+`alignment.judge_error.clustered`'s, because `ppi_py` has neither a variance clustered by prompt nor a
+stratified one, and its tuned lambda and variance collapse to 0 when every label agrees with the
+judge (small-sample guards there).
 
 Every figure here is a linear functional of the human labels over a fixed set of M responses,
 theta = sum_k c_k y_k: a rate (c_k = 1/M), a best-of-N pick's rate (c_k = the pick weight over
@@ -14,9 +16,8 @@ the number of prompts) or a paired difference of two such rates on the same prom
 difference of the two coefficients, so the pairing is exact: both rates see the same labels).
 With Z_k = M c_k y_k the functional is the mean of Z over the M responses, which is what
 `ppi_mean_ci` estimates. The judge's verdicts on *every* response (labelled ones included) form
-its unlabelled side: the target is the figure over this set of responses, and a stratified
-sample's labelled rows are not missing from the judge's mean. `ppi_py` treats that side as a
-sample too, which only widens the interval slightly.
+its unlabelled side; the target is the policy's figure over the task's prompts (what the report's
+bootstrap over prompts estimates), so with prompt ids the interval is clustered by prompt.
 """
 
 from __future__ import annotations
@@ -28,11 +29,9 @@ from typing import Any
 
 import numpy as np
 
+import alignment.judge_error.clustered as cl
 from alignment.analysis.stats import wilson_interval
 from alignment.errors import UserError
-
-METHOD = "PPI++ (ppi_py.ppi_mean_ci, power-tuned lambda), normal interval"
-
 
 MIN_SIDE = 2  # labelled responses a figure needs among its own (each side of a difference)
 
@@ -76,6 +75,7 @@ class PPIEstimate:
     # combining independent estimates (`independent_difference`); not part of the JSON shape.
     se: float = float("nan")
     labels_se: float = float("nan")
+    lam: float = float("nan")  # the lambda used (1: plain PPI; nan: not a single PPI estimate)
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of `alignment judge estimate --json`."""
@@ -111,45 +111,104 @@ def _checked(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[in
 
 
 def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[int], labels: Sequence[bool],
-               weights: Sequence[float] | None = None, confidence: float = 0.95) -> PPIEstimate:
+               weights: Sequence[float] | None = None, confidence: float = 0.95,
+               clusters: Sequence[Any] | None = None, strata: Sequence[Any] | None = None,
+               population_strata: Sequence[Any] | None = None) -> PPIEstimate:
     """theta = sum_k coef_k * human_k over the judged responses, corrected by the labelled ones.
 
     `judge`: the judge's verdict on every response; `labelled`: positions of the labelled ones,
-    `labels` their human labels; `weights`: inverse inclusion probabilities of a stratified
-    sample (None: a uniform sample). The labels-only interval is the classical (CLT) one.
+    `labels` their human labels; `weights`: a stratified sample's N_h / n_h per labelled response
+    (None: a uniform sample), `strata` its stratum per labelled response (None with weights: the
+    rows of one weight form a stratum); `clusters`: the prompt (`example_id`) of every judged
+    response, so the interval is over prompts (None: responses independent); `population_strata`:
+    every judged response's stratum (then `strata` are read from it; their sizes vary with the
+    prompts, and that variance counts). The variance is
+    `alignment.judge_error.clustered`'s; the labels-only interval is the same machinery with lambda = 0.
 
     A paired difference (response 0 and 1 are prompt a's two picks, 2 and 3 prompt b's): the
     judge says +0.5, the labels show it wrongly flagged response 0.
 
     >>> r = ppi_linear([0.5, -0.5, 0.5, -0.5], [True, False, True, False], [0, 1, 2, 3], [False, False, True, False])
-    >>> r.judge_only, r.estimate, r.n_labelled, r.n_unlabelled
-    (1.0, 0.5, 4, 0)
+    >>> r.judge_only, r.estimate, r.n_labelled, r.n_unlabelled, r.high - r.low > 0
+    (1.0, 0.5, 4, 0, True)
     """
-    from ppi_py import ppi_mean_ci, ppi_mean_pointestimate
+    from ppi_py import ppi_mean_pointestimate
 
     c, j, idx, y, w = _checked(coef, judge, labelled, labels, weights)
+    if population_strata is not None:
+        population_strata = np.asarray([str(x) for x in population_strata])
+        if len(population_strata) != len(c):
+            raise UserError(f"ppi: {len(population_strata)} strata for {len(c)} judged responses")
+        strata = population_strata[idx].tolist()
+    design = replace(_design(c, idx, w, clusters, strata),
+                     population_strata=None if population_strata is None or w is None else population_strata)
+    lam, how = cl.choose_lambda(c, j, idx, y, design)
     m = len(c)
     z, zhat = m * c[idx] * y, m * c * j  # the functional as a mean over the M responses
-    alpha = 1 - confidence
-    # A judge whose scaled verdicts are constant carries no information (lambda is 0/0 then).
-    lam = 0.0 if np.ptp(zhat) == 0 else None
     with np.errstate(invalid="ignore", divide="ignore"):
         est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=lam, w=w))[0])
-        low, high = (float(np.ravel(b)[0]) for b in ppi_mean_ci(z, zhat[idx], zhat, alpha=alpha, lam=lam, w=w))
-        lo_l, hi_l = (float(np.ravel(b)[0]) for b in ppi_mean_ci(z, zhat[idx], zhat, alpha=alpha, lam=0.0, w=w))
+        labels_est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=0.0, w=w))[0])
+    se = math.sqrt(cl.guarded_variance(c, j, idx, y, lam, design))
+    floored = cl.floor_variance(c, j, idx, lam, design) >= se**2
+    labels_se = math.sqrt(cl.guarded_variance(c, j, idx, y, 0.0, design))
     # The functional cannot leave [sum of negative coefficients, sum of positive ones].
     floor, ceil = float(c[c < 0].sum()), float(c[c > 0].sum())
     clip = lambda x: min(max(x, floor), ceil)  # noqa: E731
-    z_crit = 2 * _z(confidence)
+    # A pick figure rests on its few labelled top-ranked responses: a t quantile on its effective
+    # count; a rate (even coefficients) keeps the normal one.
+    zc = z_quantile(confidence) if cl.even_coefficients(c) else _critical(confidence, cl.effective_labels(c, idx, design))
     return PPIEstimate(
-        estimate=clip(est), low=clip(low), high=clip(high), judge_only=float((c * j).sum()),
-        labels_only=(clip(lo_l), clip(hi_l)), n_labelled=len(idx), n_unlabelled=m - len(idx),
-        method=METHOD + ("; labelled rows weighted (stratified sample)" if w is not None else ""),
-        se=(high - low) / z_crit, labels_se=(hi_l - lo_l) / z_crit,
+        estimate=clip(est), low=clip(est - zc * se), high=clip(est + zc * se), judge_only=float((c * j).sum()),
+        labels_only=(clip(labels_est - zc * labels_se), clip(labels_est + zc * labels_se)), n_labelled=len(idx),
+        n_unlabelled=m - len(idx), method=_method(how, design, c, floored), se=se, labels_se=labels_se, lam=lam,
     )
 
 
-def _z(confidence: float) -> float:
+def _design(c: np.ndarray, idx: np.ndarray, w: np.ndarray | None, clusters: Sequence[Any] | None,
+            strata: Sequence[Any] | None) -> cl.Design:
+    cls = None
+    if clusters is not None:
+        cls = np.asarray(clusters)
+        if len(cls) != len(c):
+            raise UserError(f"ppi: {len(cls)} prompt ids for {len(c)} judged responses")
+        cls = np.unique(cls.astype(str) if cls.dtype == object else cls, return_inverse=True)[1].ravel()
+    st = None
+    if strata is not None:
+        st = np.asarray([str(x) for x in strata])
+        if len(st) != len(idx):
+            raise UserError(f"ppi: {len(st)} strata for {len(idx)} labelled responses")
+    elif w is not None:
+        st = np.round(w, 9)  # a stratified sample's rows of one stratum share its weight
+    return cl.Design(clusters=cls, strata=st, weights=w)
+
+
+def _method(how: str, design: cl.Design, c: np.ndarray, floored: bool = False) -> str:
+    """The method line: the lambda actually used, the clustering and the design."""
+    parts = [how + ", normal interval"]
+    if design.clusters is not None:
+        parts.append(f"clustered by prompt ({len(set(design.clusters[c != 0].tolist()))} prompts)")
+    else:
+        parts.append("responses treated as independent (no prompt ids)")
+    if design.weights is not None:
+        parts.append(f"stratified estimator ({len(set(np.asarray(design.strata).tolist()))} strata, labelled rows weighted)")
+    parts.append("variance floored at one pseudo-disagreement per stratum (the floor set this interval: too few "
+                 "disagreements to measure the judge's error)" if floored else
+                 "variance at least one pseudo-disagreement per stratum (not binding)")
+    return "; ".join(parts)
+
+
+def _critical(confidence: float, effective: float) -> float:
+    """The t quantile with (effective labelled responses - 1) degrees of freedom, at least 1.
+
+    >>> round(_critical(0.95, 1000), 3), round(_critical(0.95, 5), 3)
+    (1.962, 2.776)
+    """
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + confidence / 2, max(effective - 1, 1.0)))
+
+
+def z_quantile(confidence: float) -> float:
     from scipy.stats import norm
 
     return float(norm.ppf(0.5 + confidence / 2))
@@ -169,7 +228,7 @@ def independent_difference(a: PPIEstimate, b: PPIEstimate, confidence: float = 0
     >>> [round(x, 3) for x in d.labels_only]
     [0.015, 0.365]
     """
-    z = _z(confidence)
+    z = z_quantile(confidence)
     est = a.estimate - b.estimate
     se = math.hypot(a.se, b.se)
     # Centred on the labels-only intervals' midpoints: the labels-only point itself for a CLT
@@ -186,34 +245,35 @@ def independent_difference(a: PPIEstimate, b: PPIEstimate, confidence: float = 0
 
 
 def ppi_rate(judge: Sequence[bool], labelled: Sequence[int], labels: Sequence[bool],
-             weights: Sequence[float] | None = None, confidence: float = 0.95) -> PPIEstimate:
+             weights: Sequence[float] | None = None, confidence: float = 0.95,
+             clusters: Sequence[Any] | None = None, strata: Sequence[Any] | None = None) -> PPIEstimate:
     """The human acknowledgment rate over all judged responses; labels-only interval: Wilson
     (uniform sample) or the weighted classical one (stratified sample).
 
     Ten responses, four labelled; the judge misses one acknowledgment among them. Labels alone
-    say 0.5; plain PPI (lambda = 1) would say 0.3 + 0.25 = 0.55; PPI++ tunes lambda to 0.4 here:
-    0.5 + 0.4 * (0.3 - 0.25).
+    say 0.5; with one disagreement lambda is not tuned (`clustered.choose_lambda`), so plain PPI
+    (lambda = 1): 0.3 + 0.25 = 0.55.
 
     >>> judge = [True, False, False, False, True, False, False, False, True, False]
     >>> r = ppi_rate(judge, [0, 1, 2, 3], [True, True, False, False])
     >>> round(r.judge_only, 3), round(r.estimate, 3), r.n_labelled, r.n_unlabelled
-    (0.3, 0.52, 4, 6)
+    (0.3, 0.55, 4, 6)
     >>> [round(x, 3) for x in r.labels_only]
     [0.15, 0.85]
     >>> r.low <= r.estimate <= r.high
     True
     """
     m = len(judge)
-    est = ppi_linear([1.0 / m] * m, judge, labelled, labels, weights, confidence)
+    est = ppi_linear([1.0 / m] * m, judge, labelled, labels, weights, confidence, clusters, strata)
     if weights is None:
         k = sum(bool(v) for v in labels)
-        est = replace(est, labels_only=wilson_interval(k, len(labels), z=_z(confidence)))
+        est = replace(est, labels_only=wilson_interval(k, len(labels), z=z_quantile(confidence)))
     return est
 
 
 def ppi_difference(coef_a: Sequence[float], coef_b: Sequence[float], judge: Sequence[bool], labelled: Sequence[int],
                    labels: Sequence[bool], weights: Sequence[float] | None = None,
-                   confidence: float = 0.95) -> PPIEstimate:
+                   confidence: float = 0.95, clusters: Sequence[Any] | None = None) -> PPIEstimate:
     """Rate A − rate B on the same responses (paired: each rate's coefficients over the same
     judged set, e.g. best-of-N pick weights under RM_D and RM, or orig vs cf shares).
 
@@ -224,7 +284,7 @@ def ppi_difference(coef_a: Sequence[float], coef_b: Sequence[float], judge: Sequ
     if len(coef_a) != len(coef_b):
         raise UserError(f"ppi: {len(coef_a)} and {len(coef_b)} coefficients for the two rates")
     diff = [float(x) - float(y) for x, y in zip(coef_a, coef_b, strict=True)]
-    return ppi_linear(diff, judge, labelled, labels, weights, confidence)
+    return ppi_linear(diff, judge, labelled, labels, weights, confidence, clusters)
 
 
 def rogan_gladen(rate: float, sensitivity: float, specificity: float) -> float:

@@ -107,7 +107,16 @@ def ppi_figures(table: pd.DataFrame, labelled: pd.DataFrame, keys: list[str],
         weights = w.tolist()
     judge = table["ack"].astype(bool).tolist()
     labels = labelled["label"].astype(bool).tolist()
-    return [(name, ppi_linear(c, judge, idx, labels, weights)) for name, c in coefs.items() if np.any(c)]
+    # Prompts are the independent units of the estimand (the report's bootstrap resamples them).
+    clusters = table["example_id"].astype(str).tolist() if "example_id" in table else None
+    strata = population = None
+    if weights is not None and {"variant", "ack"} <= set(table.columns):
+        # `alignment judge sample` stratifies by prompt variant and verdict (`sample.stratified_sample`).
+        population = (table["variant"].astype(str) + "/" + np.where(table["ack"].astype(bool), "ack", "no-ack")).tolist()
+    elif weights is not None and "stratum" in labelled and labelled["stratum"].notna().all():
+        strata = labelled["stratum"].astype(str).tolist()
+    return [(name, ppi_linear(c, judge, idx, labels, weights, clusters=clusters, strata=strata, population_strata=population))
+            for name, c in coefs.items() if np.any(c)]
 
 
 def response_table(run: Any) -> pd.DataFrame:
@@ -118,7 +127,7 @@ def response_table(run: Any) -> pd.DataFrame:
     return table.assign(sample=table["sample"].astype(int))
 
 
-def _variants(table: pd.DataFrame) -> list[str]:
+def table_variants(table: pd.DataFrame) -> list[str]:
     return [v for v in ("rm", "rm_d", "rm_c") if v in table.columns] if "rm" in table.columns else []
 
 
@@ -132,15 +141,15 @@ def corrected_section(run: Any, check: Any, task: str | None) -> list[str]:
     if check.card is None or check.rows.empty:
         return out + uncorrected_lines(table, (run.manifest("ack") or {}).get("judge"), task)
     bon = run.stage("bon") / "data.parquet"
-    coefs = coefficients(table, marked_headline(run.read("bon")) if bon.is_file() else 1, _variants(table))
+    coefs = coefficients(table, marked_headline(run.read("bon")) if bon.is_file() else 1, table_variants(table))
     figures = shown_figures(table, check.rows, coefs)
     ack = table["ack"].to_numpy(dtype=float)
     rows = [{"figure": k, "judge only": judge_text(c @ ack, "−" in k), "corrected (PPI++)": estimate_text(figures.get(k), "−" in k),
              "labels only": interval_text(*figures[k].labels_only, signed="−" in k) if k in figures else "n/a"}
             for k, c in coefs.items() if c.any()]
-    method = next((e.method for e in figures.values()), "PPI++")
     out += [f"Each figure re-estimated from the judge's verdicts on all {len(table)} responses and the human labels "
-            f"of {len(check.rows)} of them ({method}); 95% intervals that include the judge's error. Differences are "
+            f"of {len(check.rows)} of them ({methods(figures)}); 95% intervals that include the judge's error, "
+            "clustered by prompt: an interval for the policy over the task's prompts, as the report's bootstrap. Differences are "
             "paired: both rates read the same labels. *Labels only*: the labelled responses alone (classical CLT "
             "interval). Valid when the labelled responses were drawn at random (a stratified sample with its weights "
             f"is random too). A figure with fewer than {MIN_SIDE} labelled responses among its own (on either side of "
@@ -205,7 +214,7 @@ def run_figures(run: Any) -> list[tuple[str, PPIEstimate]]:
     table = response_table(run).reset_index(drop=True)
     n = marked_headline(run.read("bon")) if (run.stage("bon") / "data.parquet").is_file() else 1
     # The report's rule: a figure the labels barely touch is left out, not given a zero-width interval.
-    return list(shown_figures(table, check.rows, coefficients(table, n, _variants(table))).items())
+    return list(shown_figures(table, check.rows, coefficients(table, n, table_variants(table))).items())
 
 
 def compare_notes(names: dict[str, Path]) -> list[str]:
@@ -224,6 +233,23 @@ def sweep_notes(runs: dict[str, Path]) -> list[str]:
         return labelled
     return ["No run of this sweep has human labels of its responses: every acknowledgment interval above excludes the "
             "judge's error (label a random sample with `alignment judge sample RUN --design uniform`)."]
+
+
+def methods(figures: dict[str, PPIEstimate]) -> str:
+    """The distinct method lines of the figures shown, each once (rates and picks differ in lambda).
+
+    >>> e = PPIEstimate(0.1, 0.0, 0.2, 0.1, (0.0, 0.3), 10, 90, "plain PPI (lambda = 1)")
+    >>> methods({"a": e, "b": e})
+    'plain PPI (lambda = 1)'
+    """
+    import re
+
+    seen = dict.fromkeys(re.sub(r"(power-tuned )?lambda = (0\.[0-9]+|1\.00)", "lambda tuned per figure", e.method.split(", normal interval")[0])
+                         for e in figures.values())
+    rest = next((e.method.split(", normal interval", 1)[1].lstrip("; ") for e in figures.values()
+                 if ", normal interval" in e.method), "")
+    rest = re.sub(r" \((the floor set[^)]*|not binding)\)", "", rest)  # per figure; the table shows each interval
+    return " / ".join(seen) + (f"; normal intervals; {rest}" if rest else "") if seen else "PPI"
 
 
 def judge_text(x: float, signed: bool) -> str:
@@ -258,8 +284,9 @@ def uncorrected_lines(table: pd.DataFrame, judge: str | None, task: str | None) 
     sens, spec = known["sensitivity"], known["specificity"]
     out += [f"*Assumption:* if the judge `{judge}` errs here as it did on {known['n']} real human-labelled `{task}` "
             f"responses ({known['source']}, rules {measured.get('rules_id')}: sensitivity {sens:.3f}, specificity "
-            f"{spec:.3f}), the judge-only rates imply these true rates (Rogan–Gladen). The error rates were measured on rows the rules were written "
-            "from, so they are optimistic, and another policy's responses may fool the judge differently.", ""]
+            f"{spec:.3f}, {known.get('method', 'in-sample')}), the judge-only rates imply these true rates "
+            "(Rogan–Gladen). The rules were written from those rows, so even these figures may be optimistic, and "
+            "another policy's responses may fool the judge differently.", ""]
     for v in ("orig", "cf"):
         g = table[table["variant"] == v]
         if len(g):

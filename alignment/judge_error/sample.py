@@ -7,8 +7,9 @@
     `alignment report CONFIG --out RUN` shows the judge card and every disagreement)
 
 The sample is stratified by prompt variant (original, counterfactual) and by the judge's verdict,
-with equal allocation: the judge's rare verdict gets as many rows as its common one, so both its
-precision and its recall are checked. Each row carries `weight` (responses in its stratum per row
+with Neyman allocation (`alignment.judge_error.allocation`: labels where the judge's error is most
+uncertain, for the narrowest corrected rate), or with `--allocation equal` the judge's rare
+verdict gets as many rows as its common one, so both its precision and its recall are checked. Each row carries `weight` (responses in its stratum per row
 drawn), because a stratified sample's plain accuracy is not the run's accuracy. Rows start with
 `ack_label: null`; `validate` skips rows still null. `--design uniform [--width W]` draws the
 uniform sample that the prediction-powered estimate needs instead, and the page is blind to the
@@ -46,18 +47,24 @@ def allocate(sizes: dict[Any, int], n: int) -> dict[Any, int]:
     return take
 
 
-def stratified_sample(rows: list[dict[str, Any]], n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """`n` rows stratified by (`variant`, `ack`), each with `stratum` and `weight`.
+def stratified_sample(rows: list[dict[str, Any]], n: int, seed: int = 0,
+                      neyman_prior: tuple[float, float] | None = None) -> list[dict[str, Any]]:
+    """`n` rows stratified by (`variant`, `ack`), each with `stratum` and `weight`; equal
+    allocation, or Neyman allocation for the rate (`alignment.judge_error.allocation`) when
+    `neyman_prior` gives the judge's (sensitivity, specificity).
 
     >>> rows = [{"variant": v, "ack": a, "i": i} for i, (v, a) in enumerate([("orig", True)] * 2 + [("orig", False)] * 8 + [("cf", False)] * 10)]
     >>> picked = stratified_sample(rows, 6)
     >>> sorted((r["stratum"], r["weight"]) for r in picked)[:3]
     [('cf/no-ack', 5.0), ('cf/no-ack', 5.0), ('orig/ack', 1.0)]
     """
+    from alignment.judge_error.allocation import neyman, stratum_spreads
+
     strata: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         strata.setdefault(f"{r['variant']}/{'ack' if r['ack'] else 'no-ack'}", []).append(r)
-    take = allocate({k: len(v) for k, v in strata.items()}, n)
+    sizes = {k: len(v) for k, v in strata.items()}
+    take = allocate(sizes, n) if neyman_prior is None else neyman(sizes, stratum_spreads(strata, *neyman_prior), n)
     rng = random.Random(seed)
     out = []
     for key in sorted(strata):
@@ -66,7 +73,7 @@ def stratified_sample(rows: list[dict[str, Any]], n: int, seed: int = 0) -> list
     return out
 
 
-def _task_of(run: Path, task: str | None) -> str:
+def task_of(run: Path, task: str | None) -> str:
     """The run's task: `--task` only where RUN/config.yaml cannot say, or says the same; a
     different `--task` is refused (the page would define the wrong task for the labeller)."""
     import yaml
@@ -99,23 +106,28 @@ def _responses(run: Any, stage: str) -> tuple[list[str], Any]:
 
 
 def sample_rows(run_path: str | Path, n: int, seed: int = 0, task: str | None = None,
-                stage: str = "generate") -> tuple[str, list[dict[str, Any]]]:
+                stage: str = "generate", neyman: bool = False) -> tuple[str, list[dict[str, Any]]]:
     """The task name and the labelling rows of a finished run (stages build, generate, ack; or
     build and dpo-eval for `stage` dpo-eval, whose rows also name the policy)."""
     from alignment.store import RunDir
     from alignment.tasks.base import protected_source
 
     run = RunDir(Path(run_path))
-    task = _task_of(run.path, task)
+    task = task_of(run.path, task)
     keys, table = _responses(run, stage)
     features = {}
     for ex in run.read("build").to_dict("records"):
         src = next(s for s in ex["sources"] if s["name"] == protected_source(ex))
         features[ex["id"]] = {"orig": str(src["original"]), "cf": str(src["counterfactual"])}
-    picked = stratified_sample(table.to_dict("records"), n, seed)
+    from alignment.judge_error.sample_design import judge_code_id, label_id
+
+    picked = stratified_sample(table.to_dict("records"), n, seed, judge_prior(task) if neyman else None)
+    judge_id = judge_code_id()
     rows = [
         {
             "id": "/".join(str(r[k]) for k in keys),
+            "label_id": label_id("/".join(str(r[k]) for k in keys), seed),
+            "judge_id": judge_id,
             **{k: int(r[k]) if k == "sample" else r[k] for k in keys},
             **({"reward": r["reward"], "train_seed": int(r["seed"])} if "policy" in keys else {}),
             "feature": features.get(r["example_id"], {}).get(r["variant"], ""),
@@ -129,6 +141,16 @@ def sample_rows(run_path: str | Path, n: int, seed: int = 0, task: str | None = 
         for r in picked
     ]
     return task, rows
+
+
+def judge_prior(task: str) -> tuple[float, float]:
+    """The default judge's cross-validated sensitivity and specificity on `task` (the development
+    half, `alignment/data/labels/judge_error.json`), else `allocation.PRIOR`."""
+    from alignment.judge_error.allocation import PRIOR
+    from alignment.judge_error.run_estimates import load_judge_error
+
+    known = load_judge_error().get("keyword", {}).get(task)
+    return (float(known["sensitivity"]), float(known["specificity"])) if known else PRIOR
 
 
 _DEFINITION = {
@@ -149,7 +171,8 @@ def run_sample(args: argparse.Namespace) -> int:
 
     if args.n < 1:
         raise UserError(f"--n: must be >= 1, got {args.n}")
-    stratified = lambda n: sample_rows(args.run, n, args.seed, args.task, args.stage)  # noqa: E731
+    neyman = args.allocation == "neyman"
+    stratified = lambda n: sample_rows(args.run, n, args.seed, args.task, args.stage, neyman)  # noqa: E731
     task, rows, features = design_rows(stratified, args.design, args.n, args.width, args.seed)
     default = "judge_sample/dpo-eval" if args.stage == "dpo-eval" else "judge_sample"
     out = Path(args.out) if args.out else Path(args.run) / default
@@ -166,6 +189,9 @@ def register_sample(inner: Any, judge_options: Callable[[argparse.ArgumentParser
     s = inner.add_parser("sample", help="a labelling sample of a run's responses (JSONL + blind HTML page)")
     s.add_argument("--design", choices=["stratified", "uniform"], default="stratified",
                    help="stratified by variant and verdict (checks the judge), or uniform (what `alignment judge estimate` needs)")
+    s.add_argument("--allocation", choices=["neyman", "equal"], default="neyman",
+                   help="stratified design: labels per stratum for the narrowest corrected rate (neyman, default) or "
+                        "as many for the judge's rare verdict as its common one (equal: checks its precision and recall)")
     s.add_argument("--width", type=float, default=None,
                    help="uniform design: size the sample for a 95%% interval about this wide (a fraction), instead of --n")
     s.add_argument("run", help="run folder (stages build, generate and ack finished; or dpo-eval for --stage dpo-eval)")

@@ -28,11 +28,26 @@ from typing import Any
 from alignment.errors import UserError
 from alignment.judge.text import extract_reasoning
 
-# Fields a labelled row needs downstream (`alignment.judge_error.run_labels`, `alignment judge
-# validate`, `alignment judge estimate`: a stratified row's weight); the judge's verdict,
-# evidence and the sampling stratum stay in sample.jsonl only, never on the page.
-# A dpo-eval row also names its `policy` (as its id does) so the download can be matched back.
-PAGE_FIELDS = ("id", "policy", "example_id", "variant", "sample", "full_response", "weight", "design", "ack_label")
+# The page carries each row's opaque `label_id` and nothing else of the sample file: the id
+# (which names the variant), the policy, the stratum, the weight and the judge's verdict stay in
+# sample.jsonl, and the download is joined back to it by label_id (`alignment.judge_error.labels.read_rows`).
+
+
+def label_id(row_id: str, seed: int) -> str:
+    """An opaque, stable id for one sampled row: a hash of its id and the sampling seed.
+
+    >>> label_id("ex1/orig/0", 0) == label_id("ex1/orig/0", 0) != label_id("ex1/cf/0", 0)
+    True
+    """
+    return "L" + hashlib.sha256(f"{seed}\n{row_id}".encode()).hexdigest()[:12]
+
+
+def judge_code_id() -> str:
+    """The code id of the judge the sample's verdicts came from (the keyword rules' hash), so that
+    estimating later with a changed judge can say so."""
+    from alignment.judge.keyword import rules_id
+
+    return f"keyword:{rules_id()}"
 
 
 def size_for_width(width: float, rate: float, population: int, confidence: float = 0.95) -> int:
@@ -103,20 +118,21 @@ def render_blind_page(task: str, rows: list[dict[str, Any]], features: dict[str,
     a yes/no choice per row saved as it is made, and a download of the labelled rows."""
     order = list(range(len(rows)))
     random.Random(seed).shuffle(order)
+    shown_rows = [rows[i] for i in order]  # positions on the page say nothing of the sample's order
     cards = []
-    for shown, i in enumerate(order, start=1):
-        r = rows[i]
+    for k, r in enumerate(shown_rows):
         feature = features.get(str(r["example_id"]), "")
         cards.append(
-            f'<tr data-row="{i}"><td class="num">#{shown}</td>'
+            f'<tr data-row="{k}"><td class="num">#{k + 1}</td>'
             f'<td class="feat">{html.escape(feature) or "<i>(none stated)</i>"}</td>'
             f'<td class="text">{html.escape(extract_reasoning(task, r["full_response"]))}</td>'
-            f'<td><label><input type="radio" name="r{i}" value="true"> uses it</label><br>'
-            f'<label><input type="radio" name="r{i}" value="false"> does not</label></td></tr>'
+            f'<td><label><input type="radio" name="r{k}" value="true"> uses it</label><br>'
+            f'<label><input type="radio" name="r{k}" value="false"> does not</label><br>'
+            f'<label><input type="radio" name="r{k}" value="unsure"> unsure</label></td></tr>'
         )
-    data = json.dumps([{k: r[k] for k in PAGE_FIELDS if k in r} for r in rows], ensure_ascii=True).replace("</", "<\\/")
-    # Saved choices belong to this sample: the key is the hash of its ids, in order.
-    key = "ack-labels:" + hashlib.sha256("\n".join(str(r["id"]) for r in rows).encode()).hexdigest()[:16]
+    data = json.dumps([str(r["label_id"]) for r in shown_rows], ensure_ascii=True)
+    # Saved choices belong to this sample: the key is the hash of its opaque ids.
+    key = "labels:" + hashlib.sha256("\n".join(str(r["label_id"]) for r in rows).encode()).hexdigest()[:16]
     return _PAGE.format(task=html.escape(task), definition=html.escape(definition), cards="".join(cards), data=data,
                         n=len(rows), key=json.dumps(key))
 
@@ -156,7 +172,8 @@ progress();
 function save() {{
   const lines = rows.map((r, i) => {{
     const c = document.querySelector('input[name="r' + i + '"]:checked');
-    return JSON.stringify(Object.assign({{}}, r, {{ack_label: c ? c.value === "true" : null}}));
+    const v = c ? c.value : null;
+    return JSON.stringify({{label_id: r, ack_label: v === "true" ? true : v === "false" ? false : null, unsure: v === "unsure"}});
   }});
   const a = document.createElement("a");
   a.href = URL.createObjectURL(new Blob([lines.join("\\n") + "\\n"], {{type: "application/jsonl"}}));

@@ -1,0 +1,236 @@
+"""The variance of a prediction-powered figure when responses share prompts and labels are stratified.
+
+A figure is theta = sum_k c_k y_k over the judged responses (`alignment.judge_error.ppi`). Its
+prediction-powered estimate is
+
+    theta_hat = lam * sum_k c_k f_k + sum_h (N_h / n_h) sum_{i in S_h} c_i (y_i - lam * f_i)
+
+with f the judge's verdicts on all M responses, S_h the n_h labelled responses drawn at random
+from stratum h's N_h (one stratum of M for a uniform sample). It is the point estimate
+`ppi_py.ppi_mean_pointestimate` gives with the weights N_h / n_h; `ppi_py` has no clustered or
+stratified variance, so that part is here.
+
+The estimand is the policy's rate over the task's prompts, what the report's bootstrap over
+prompts estimates: prompts are the independent units and the 16 samples of one prompt are not.
+So the variance is the sandwich (linearisation) variance over prompt clusters: theta_hat is a sum
+of per-prompt terms, and each prompt's influence is its judge part minus the average prompt's
+plus its labelled residuals centred on their stratum's mean (centring within strata is what a
+stratified sample earns over a uniform one). Both the between-prompt spread of the judge's rate
+and of the judge's error enter; a paired difference uses the difference of coefficients on the
+same clusters, so its two rates stay paired.
+
+Small samples: with few disagreements between judge and labels the residuals' spread is
+estimated as (nearly) 0 and the interval would collapse. The variance is floored at the judge
+part's plus one pseudo-disagreement per stratum, of the stratum's typical coefficient (the point
+estimate is unchanged), so the interval never claims more than the labels can support; and lam
+is then 1 (plain PPI), since a tuned lam is unstable there. A best-of-N pick figure's interval
+uses a t quantile on its effective number of labels (`effective_labels`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+FEW_DISAGREEMENTS = 5  # below this, lam is not tuned (plain PPI) and the method line says why
+
+
+@dataclass(frozen=True)
+class Design:
+    """How the labelled responses were drawn. `clusters`: a prompt code per judged response (None:
+    every response its own prompt); `strata`: a stratum code per labelled response (None: one);
+    `weights`: N_h / n_h per labelled response (None: M / n, a uniform sample)."""
+
+    clusters: np.ndarray | None = None
+    strata: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    # The stratum of every judged response (same codes as `strata`), when known: stratum sizes
+    # then vary with the prompts drawn, and that variance is counted too.
+    population_strata: np.ndarray | None = None
+
+
+def _codes(values: np.ndarray) -> np.ndarray:
+    return np.unique(values, return_inverse=True)[1].ravel()
+
+
+def influences(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, lam: float,
+               design: Design) -> np.ndarray:
+    """Each prompt's influence on theta_hat (they sum to 0); the variance is G/(G-1) times the sum
+    of their squares.
+
+    Two prompts of two responses, all labelled, the judge right everywhere: only the judge part
+    varies between prompts.
+
+    >>> c, f = np.full(4, 0.25), np.array([1.0, 1.0, 0.0, 0.0])
+    >>> influences(c, f, np.arange(4), f, 1.0, Design(clusters=np.array([0, 0, 1, 1]))).tolist()
+    [0.25, -0.25]
+    """
+    m = len(c)
+    groups = _groups(design, m)
+    g = int(groups.max()) + 1
+    u = judge_influences(c, f, lam, design)
+    strata = _codes(design.strata) if design.strata is not None else np.zeros(len(idx), dtype=int)
+    w = design.weights if design.weights is not None else np.full(len(idx), m / len(idx))
+    d = c[idx] * (y - lam * f[idx])
+    for h in np.unique(strata):
+        s = strata == h
+        u += np.bincount(groups[idx][s], weights=w[s] * (d[s] - d[s].mean()), minlength=g)
+    if design.population_strata is not None:
+        # The stratum's correction is its size times its mean residual; each prompt holds its own
+        # share of the stratum, which varies between prompts.
+        raw = design.strata if design.strata is not None else np.zeros(len(idx))
+        for h in np.unique(raw):
+            size = np.bincount(groups[design.population_strata == h], minlength=g).astype(float)
+            u += d[raw == h].mean() * (size - size.sum() / g)
+    return u
+
+
+def _groups(design: Design, m: int) -> np.ndarray:
+    if design.clusters is None:
+        return np.arange(m)
+    c = design.clusters
+    # Codes 0..G-1 already (as `ppi.ppi_linear` passes them): skip the sort.
+    if c.dtype.kind in "iu" and c.min() == 0 and len(np.bincount(c)) == int(c.max()) + 1 and np.bincount(c).all():
+        return c
+    return _codes(c)
+
+
+def judge_influences(c: np.ndarray, f: np.ndarray, lam: float, design: Design) -> np.ndarray:
+    """Each prompt's judge part minus the average prompt's, times lam.
+
+    >>> judge_influences(np.full(4, 0.25), np.array([1.0, 1, 0, 0]), 0.5, Design(clusters=np.array(["a", "a", "b", "b"]))).tolist()
+    [0.125, -0.125]
+    """
+    groups = _groups(design, len(c))
+    judge = np.bincount(groups, weights=c * f, minlength=int(groups.max()) + 1)
+    return lam * (judge - judge.sum() / len(judge))
+
+
+def variance(u: np.ndarray) -> float:
+    """G/(G-1) * sum of squared influences (the small-sample factor of a cluster sandwich).
+
+    >>> variance(np.array([0.25, -0.25]))
+    0.25
+    """
+    g = len(u)
+    return float(g / max(g - 1, 1) * (u @ u))
+
+
+def pseudo_variance(c: np.ndarray, idx: np.ndarray, design: Design) -> float:
+    """One unseen disagreement per stratum: its weight squared times the mean squared coefficient
+    of the stratum's labelled responses in the figure (0 for a stratum without any).
+
+    Uniform sample of 30 of 2,000 responses, a rate (c = 1/2,000): 1/30**2.
+
+    >>> round(pseudo_variance(np.full(2000, 1 / 2000), np.arange(30), Design()) * 900, 6)
+    1.0
+    """
+    strata = _codes(design.strata) if design.strata is not None else np.zeros(len(idx), dtype=int)
+    w = design.weights if design.weights is not None else np.full(len(idx), len(c) / len(idx))
+    ci = c[idx]
+    out = 0.0
+    for h in np.unique(strata):
+        s = (strata == h) & (ci != 0)
+        if s.any():
+            out += float(np.mean(w[s]) ** 2 * np.mean(ci[s] ** 2))
+    return out
+
+
+def guarded_variance(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, lam: float,
+                     design: Design) -> float:
+    """The clustered variance, but never below the judge part's plus one pseudo-disagreement per
+    stratum: with few disagreements the residuals' estimated spread is (nearly) 0, with many the
+    floor does not bind.
+
+    30 labels of 2,000 responses, every label agreeing with a judge that is right everywhere: the
+    residual spread is 0, so the floor (1/30 squared, plus the judge part's) is the variance.
+
+    >>> f = np.zeros(2000); f[::40] = 1; c = np.full(2000, 1 / 2000); idx = np.arange(1, 31)
+    >>> v = guarded_variance(c, f, idx, f[idx], 1.0, Design())
+    >>> round(v * 900, 2)
+    1.01
+    """
+    return max(variance(influences(c, f, idx, y, lam, design)), floor_variance(c, f, idx, lam, design))
+
+
+def floor_variance(c: np.ndarray, f: np.ndarray, idx: np.ndarray, lam: float, design: Design) -> float:
+    """The judge part's variance plus one pseudo-disagreement per stratum (`guarded_variance`)."""
+    return variance(judge_influences(c, f, lam, design)) + pseudo_variance(c, idx, design)
+
+
+def effective_labels(c: np.ndarray, idx: np.ndarray, design: Design) -> float:
+    """Kish's effective number of labelled responses in the figure: (sum |w c|)**2 / sum (w c)**2
+    over the labelled ones. A rate's is its count; a best-of-N pick rests on its few labelled
+    top-ranked responses, and its interval uses a t quantile with this many degrees of freedom
+    less one (a normal one there undercovers on the validation grid).
+
+    >>> round(effective_labels(np.full(10, 0.1), np.arange(5), Design()), 6), round(effective_labels(np.array([0.5, 0.1, 0.1, 0.0]), np.arange(4), Design()), 2)
+    (5.0, 1.81)
+    """
+    w = design.weights if design.weights is not None else np.ones(len(idx))
+    a = np.abs(w * c[idx])
+    return float(a.sum() ** 2 / (a @ a)) if (a @ a) > 0 else 0.0
+
+
+def tuned_lambda(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, design: Design) -> float:
+    """The lam in [0, 1] that minimises the clustered variance (influences are linear in lam).
+
+    A judge that is always right earns lam near 1 (not quite: the judge's own sampling over the
+    400 responses is variance too); one unrelated to the labels lam near 0.
+
+    >>> rng = np.random.default_rng(0); y = (rng.random(400) < 0.3).astype(float)
+    >>> round(tuned_lambda(np.full(400, 1 / 400), y, np.arange(0, 400, 4), y[::4], Design()), 2)
+    0.98
+    >>> tuned_lambda(np.full(400, 1 / 400), rng.permutation(y), np.arange(0, 400, 4), y[::4], Design()) < 0.3
+    True
+    """
+    a = influences(c, f, idx, y, 0.0, design)
+    b = influences(c, f, idx, y, 1.0, design) - a
+    if not (b @ b) > 0:
+        return 0.0
+    return float(min(max(-(a @ b) / (b @ b), 0.0), 1.0))
+
+
+def disagreements(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray) -> int:
+    """Labelled responses in the figure (c != 0) where the judge and the label differ.
+
+    >>> disagreements(np.array([1.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0]), np.arange(3), np.array([0.0, 1.0, 0.0]))
+    1
+    """
+    inside = c[idx] != 0
+    return int(((y != f[idx]) & inside).sum())
+
+
+def even_coefficients(c: np.ndarray) -> bool:
+    """Whether every response in the figure counts the same (a rate, or a difference of two rates
+    on disjoint responses); best-of-N pick weights are uneven.
+
+    >>> even_coefficients(np.array([0.5, -0.5, 0.0])), even_coefficients(np.array([0.7, 0.3]))
+    (True, False)
+    """
+    mags = np.abs(c[c != 0])
+    return bool(len(mags) == 0 or np.ptp(mags) <= 1e-12 * mags.max())
+
+
+def choose_lambda(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, design: Design) -> tuple[float, str]:
+    """lam and the words that say how it was chosen: 1 (plain PPI) with few disagreements, where
+    tuning is unstable; tuned (PPI++) for an even figure; for a best-of-N pick figure tuned on the
+    rate over its responses instead of on its weights.
+
+    >>> c = np.full(4, 0.25); f = np.array([1.0, 0, 1, 0])
+    >>> choose_lambda(c, f, np.arange(4), f, Design())
+    (1.0, 'plain PPI (lambda = 1: only 0 disagreements between judge and labels)')
+    """
+    k = disagreements(c, f, idx, y)
+    if k < FEW_DISAGREEMENTS:
+        return 1.0, f"plain PPI (lambda = 1: only {k} disagreements between judge and labels)"
+    if not even_coefficients(c):
+        # Tuned on the pick weights, lam follows the heavy-tailed correction and keeps the judge's
+        # bias; tuned on the rate over the same responses it measures only how well the judge
+        # agrees with people there, and still falls towards 0 for a judge that does not.
+        support = (c != 0) / max(int((c != 0).sum()), 1)
+        lam = tuned_lambda(support, f, idx, y, design)
+        return lam, f"PPI (lambda = {lam:.2f}, tuned on the rate over the figure's responses, not on its best-of-N weights)"
+    lam = tuned_lambda(c, f, idx, y, design)
+    return lam, f"PPI++ (power-tuned lambda = {lam:.2f})"
