@@ -94,7 +94,7 @@ def _stages() -> list[Stage]:
         Stage("dpo-pairs", dpo_pairs.dpo_pairs, "dpo", inputs=("build", "generate", "score", "ack"), enabled=dpo_on,
               off_reason=DPO_OFF),
         Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",), enabled=dpo_on, off_reason=DPO_OFF),
-        Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-pairs", "dpo-train"),
+        Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation", "attribution"), ("build", "dpo-pairs", "dpo-train"),
               enabled=dpo_on, off_reason=DPO_OFF),
         Stage("report", report.report, "report", inputs=("attribute", "bon"), optional=("dpo-eval", "audit"),
               files=report.label_files),

@@ -21,7 +21,10 @@ over examples (95%):
 It *holds* on a seed when both intervals exclude 0 in that direction. Reported beside them, not
 part of the headline: `hide`, RM's pick at the headline N minus at N = 1 (does the plain RM
 actively push acknowledgment below the policy's own rate?), and `control_all`, the control over
-every sampled response (no selection), which measures the policy alone.
+every sampled response (no selection), which measures the policy alone. `control` and
+`control_all` are discriminations (acknowledgment on original − on counterfactual prompts);
+`grounded` is RM_D's pick's grounded acknowledgment at the headline N (acknowledgment among picks
+whose answer strategy D marks as caused by the feature − among the others, `alignment.stats`).
 
 Writes
 `DIR/sweep.csv` (one row per seed and criterion), `DIR/sweep.md` (with the CPU, commit and the
@@ -51,14 +54,14 @@ from alignment.judge.dpo_estimates import dpo_sweep_notes
 from alignment.judge.run_estimates import sweep_notes
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, locked_run, run_all
-from alignment.stats import ack_control, excludes_zero, paired_bootstrap
+from alignment.stats import ack_control, excludes_zero, grounded, paired_bootstrap
 from alignment.store import git_commit, read_parquet, write_text
 
 SEEDED = ("task.seed", "generation.seed", "attribution.seed")
 HEADLINE_STAGES = ("build", "generate", "receipts", "attribute", "score", "ack", "bon", "dpo-pairs", "dpo-train", "dpo-eval", "report")
 # Direction each criterion's difference must have for the headline to hold.
 CRITERIA = {"rm_d_vs_rm": +1, "control": +1}
-REPORTED = {"hide": -1, "control_all": +1}  # shown, not part of whether the headline holds
+REPORTED = {"hide": -1, "control_all": +1, "grounded": +1}  # shown, not part of whether the headline holds
 
 
 @dataclass(frozen=True)
@@ -121,12 +124,17 @@ def headline(run: Path) -> list[Criterion]:
     ack = read_parquet(run / "ack" / "data.parquet")
     c = ack_control(ack["example_id"].tolist(), ack["variant"].tolist(), ack["ack"].tolist())
     d = c.difference
-    return [
+    out = [
         _paired("hide", pick(n_max, "rm"), pick(1, "rm"), n_max),
         _paired("rm_d_vs_rm", pick(n_max, "rm_d"), pick(n_max, "rm"), n_max),
         _paired("control", pick(n_max, "rm_d"), pick(n_max, "rm_d", "cf"), n_max),
         Criterion("control_all", d.estimate, d.low, d.high, c.examples),
     ]
+    o = per[(per["prompt"] == "orig") & (per["N"] == n_max) & (per["reward"] == "rm_d")]
+    if "caused" in per.columns and len(o):  # a bon stage older than the caused columns has none
+        g = grounded(o["example_id"].tolist(), o["ack"].tolist(), o["caused"].tolist(), acks_caused=o["ack_caused"].tolist())
+        out.append(Criterion("grounded", g.difference.estimate, g.difference.low, g.difference.high, len(o), n_max))
+    return out
 
 
 def seed_config(path: str, overrides: list[str], seed: int) -> RunConfig:
@@ -151,22 +159,24 @@ def to_markdown(df: pd.DataFrame, config: str) -> str:
         f"Headline holds on **{int(held.sum())} of {len(held)}** seeds (both intervals exclude 0 in the "
         f"claimed direction). CPU: {cpu_name()}; written at commit {git_commit() or 'unknown'}.",
         "",
-        f"| seed | RM_D − RM at BoN-{ns} | RM_D pick: original − counterfactual | holds "
-        f"| RM: BoN-{ns} − BoN-1 | all responses: original − counterfactual | seconds |",
-        "|---:|---|---|---|---|---|---:|",
+        f"| seed | RM_D − RM at BoN-{ns} | RM_D pick: discrimination (original − counterfactual) | holds "
+        f"| RM: BoN-{ns} − BoN-1 | all responses: discrimination | RM_D pick: grounded (true − false ack) | seconds |",
+        "|---:|---|---|---|---|---|---|---:|",
     ]
     for seed, g in df.groupby("seed", sort=True):
         by = {r.criterion: r for r in g.itertuples()}
-        cells = [f"{100 * by[k].estimate:+.1f} [{100 * by[k].low:+.1f}, {100 * by[k].high:+.1f}]" for k in (*CRITERIA, *REPORTED)]
+        cells = [f"{100 * by[k].estimate:+.1f} [{100 * by[k].low:+.1f}, {100 * by[k].high:+.1f}]" if k in by else "n/a"
+                 for k in (*CRITERIA, *REPORTED)]
         lines.append(f"| {seed} | {' | '.join(cells[:2])} | {'yes' if held[seed] else 'no'} | {' | '.join(cells[2:])} "
                      f"| {g['seconds'].iloc[0]:.0f} |")  # fmt: skip
     spread = df.groupby("criterion")["estimate"].agg(["min", "max"])
     lines += ["", "Spread of the point estimates across seeds (points): " + "; ".join(
-        f"{k} {100 * spread.loc[k, 'min']:+.1f} to {100 * spread.loc[k, 'max']:+.1f}" for k in (*CRITERIA, *REPORTED)), ""]
+        f"{k} {100 * spread.loc[k, 'min']:+.1f} to {100 * spread.loc[k, 'max']:+.1f}" for k in (*CRITERIA, *REPORTED) if k in spread.index), ""]
     return "\n".join(lines)
 
 
-DPO_MEASURES = {"ack_diff": "acknowledgment (orig)", "acc_diff": "accuracy (orig)", "cf_ack_diff": "acknowledgment (cf, control)"}
+DPO_MEASURES = {"ack_diff": "acknowledgment (orig)", "acc_diff": "accuracy (orig)", "cf_ack_diff": "acknowledgment (cf, control)",
+                "disc_diff": "discrimination (orig − cf)", "grounded_diff": "grounded acknowledgment (true − false)"}
 
 
 def dpo_rows(run: Path, seed: int) -> list[dict]:

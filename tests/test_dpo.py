@@ -228,7 +228,13 @@ def test_stages_pairs_train_eval_report(tiny_llama_dir: Path, tmp_path: Path) ->
     assert summary["pooled"] == {} and summary["seconds"] > 0  # rm_d was not trained: no rm_d − rm
     effects = pd.read_csv(folder / "effects.csv")
     assert set(effects["comparison"]) == {"rm_c − rm", "rm − base", "rm_c − base"}
-    assert set(effects["measure"]) == {"ack_diff", "acc_diff", "cf_ack_diff"}
+    assert set(effects["measure"]) == {"ack_diff", "acc_diff", "cf_ack_diff", "disc_diff", "grounded_diff"}
+    assert set(summary["rates"]) == {"base", "rm", "rm_c"}
+    for r in summary["rates"].values():
+        assert {"ack_orig", "ack_cf", "disc", "acc"} <= set(r) and 0 <= r["ack_orig"] <= 1 and 0 <= r["acc"] <= 1
+        assert r["disc"]["est"] == pytest.approx(r["ack_orig"] - r["ack_cf"], abs=1e-9) or np.isnan(r["disc"]["est"])
+    assert "caused" in pd.read_parquet(folder / "responses.parquet")
+    assert "discrimination" in (folder / "dpo.md").read_text()
     trained_manifest = dpo_train(dcfg, ctx)  # finished runs are skipped
     assert trained_manifest["runs"] == 2
     section = dpo_report_section(run)

@@ -57,6 +57,26 @@ def test_coefficients_reproduce_the_bon_stage(run: RunDir) -> None:
     assert coef["all responses, original prompts"] @ ack == pytest.approx(table.loc[orig, "ack"].mean())
 
 
+def test_coefficients_reproduce_the_truthfulness_figures(run: RunDir) -> None:
+    """Judge-only, the corrected section's discrimination and grounded acknowledgment are the bon
+    stage's and `alignment.stats.grounded`'s numbers, so the corrected ones correct those."""
+    from alignment.bon import truth_table
+    from alignment.stats import grounded
+
+    table = _table(run)
+    coef = coefficients(table, 2, ["rm", "rm_d"])
+    ack = table["ack"].to_numpy(dtype=float)
+    per = per_example(table.merge(run.read("generate")[["example_id", "variant", "sample", "correct", "valid"]]),
+                      BonConfig(ns=[2], variants=["rm", "rm_d"]))
+    truth = truth_table(per).set_index("reward")
+    for v in ("rm", "rm_d"):
+        assert coef[f"BoN-2 {v} original − counterfactual (discrimination)"] @ ack == pytest.approx(truth.loc[v, "disc"])
+    orig = table[table["variant"] == "orig"]
+    g = grounded(orig["example_id"].tolist(), orig["ack"].astype(float).tolist(), orig["d"].astype(float).tolist(), replicates=10)
+    assert coef["true − false ack (grounded)"] @ ack == pytest.approx(g.difference.estimate)
+    assert coef["true ack (caused by the feature)"] @ ack == pytest.approx(g.true.estimate)
+
+
 def test_fully_labelled_run_gives_the_human_figures(run: RunDir) -> None:
     table = _table(run)
     rng = np.random.default_rng(0)
