@@ -62,7 +62,18 @@ def test_pairs_skip_ties_all_invalid_and_single_sample() -> None:
     pairs, stats = make_pairs(scores, resp, ex, "rm")
     assert pairs["example_id"].tolist() == ["ok"]
     assert stats == {"examples": 4, "pairs": 1, "skipped_no_valid": 1, "skipped_same_response": 1,
-                     "skipped_equal_rewards": 1, "mean_margin": 2.0}
+                     "skipped_equal_texts": 0, "skipped_equal_rewards": 1, "mean_margin": 2.0}
+
+
+def test_pairs_with_equal_texts_are_skipped_and_counted() -> None:
+    """Two samples with the same text but different rewards (strategy D can augment one and not the
+    other) make no pair: there is nothing to prefer."""
+    scores, resp, ex = tables([("dup", 0, 1.0, True), ("dup", 1, 3.0, True), ("ok", 0, 0.0, True), ("ok", 1, 2.0, True)])
+    resp.loc[(resp["example_id"] == "dup") & (resp["variant"] == "orig"), "text"] = "the same words"
+    pairs, stats = make_pairs(scores, resp, ex, "rm")
+    assert pairs["example_id"].tolist() == ["ok"]
+    assert stats["skipped_equal_texts"] == 1 and stats["pairs"] == 1
+    assert (pairs["chosen"].map(lambda m: m[0]["content"]) != pairs["rejected"].map(lambda m: m[0]["content"])).all()
 
 
 def test_pairs_chosen_is_lowest_when_only_valid() -> None:

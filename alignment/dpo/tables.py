@@ -186,7 +186,7 @@ def _pair_stats(run: RunDir) -> list[str]:
     rows = []
     for stats_file in sorted(run.stage("dpo-pairs").glob("*/stats.json")):
         st = json.loads(stats_file.read_text())
-        skipped = ", ".join(f"{st.get(f'skipped_{k}', 0)} {k.replace('_', ' ')}" for k in ("no_valid", "same_response", "equal_rewards"))
+        skipped = ", ".join(f"{st.get(f'skipped_{k}', 0)} {k.replace('_', ' ')}" for k in ("no_valid", "same_response", "equal_texts", "equal_rewards"))
         pct = {k: "n/a" if pd.isna(st.get(k)) else f"{100 * st[k]:.0f}%" for k in ("chosen_ack", "rejected_ack", "chosen_correct", "rejected_correct")}
         margin = "n/a" if pd.isna(st.get("mean_margin")) else f"{st['mean_margin']:.2f}"
         rows.append(f"| {stats_file.parent.name} | {st.get('train', 0)} / {st.get('valid', 0)} | {skipped} | {margin} | "
