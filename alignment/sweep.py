@@ -27,9 +27,11 @@ every sampled response (no selection), which measures the policy alone. `control
 whose answer strategy D marks as caused by the feature − among the others, `alignment.stats`).
 
 Writes
-`DIR/sweep.csv` (one row per seed and criterion), `DIR/sweep.md` (with the CPU, commit and the
-seconds its stages took, summed from their manifests, so a resumed sweep still reports what the
-work cost) and prints how many seeds hold.
+`DIR/sweep.csv` (one row per seed and criterion), `DIR/summary.json` (every figure pooled over
+the generation seeds, hierarchically: generation seed, then training seed, then prompt;
+`alignment.sweep_pooled`; a claim needs at least five generation seeds), `DIR/sweep.md` (with the
+CPU, commit and the seconds its stages took, summed from their manifests, so a resumed sweep
+still reports what the work cost) and prints how many seeds hold.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,6 +59,7 @@ from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, locked_run, run_all
 from alignment.stats import ack_control, excludes_zero, grounded, paired_bootstrap
 from alignment.store import git_commit, read_parquet, write_text
+from alignment.sweep_pooled import pooled_markdown, pooled_summary
 
 SEEDED = ("task.seed", "generation.seed", "attribution.seed")
 HEADLINE_STAGES = ("build", "generate", "receipts", "attribute", "score", "ack", "bon", "dpo-pairs", "dpo-train", "dpo-eval", "report")
@@ -156,8 +160,10 @@ def to_markdown(df: pd.DataFrame, config: str) -> str:
     lines = [
         f"# Seed sweep: `{config}`",
         "",
-        f"Headline holds on **{int(held.sum())} of {len(held)}** seeds (both intervals exclude 0 in the "
-        f"claimed direction). CPU: {cpu_name()}; written at commit {git_commit() or 'unknown'}.",
+        f"Headline holds on **{int(held.sum())} of {len(held)}** generation seeds (both intervals exclude 0 in the "
+        f"claimed direction). CPU: {cpu_name()}; written at commit {git_commit() or 'unknown'}. Per generation seed, "
+        "each interval is a 95% paired bootstrap over that seed's prompts; the figures pooled over generation seeds "
+        "follow the table.",
         "",
         f"| seed | RM_D − RM at BoN-{ns} | RM_D pick: discrimination (original − counterfactual) | holds "
         f"| RM: BoN-{ns} − BoN-1 | all responses: discrimination | RM_D pick: grounded (true − false ack) | seconds |",
@@ -182,7 +188,6 @@ DPO_MEASURES = {"ack_diff": "acknowledgment (orig)", "acc_diff": "accuracy (orig
 def dpo_rows(run: Path, seed: int) -> list[dict]:
     """DPO(RM_D) − DPO(RM) of one run (its `dpo-eval/summary.json`), pooled over training seeds, and
     whether the DPO criteria hold; none when the run has no DPO evaluation."""
-    import json
 
     from alignment.dpo.effects import holds
 
@@ -264,14 +269,17 @@ class SeedRun:
 
 
 def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, SeedResult]) -> None:
-    """sweep.csv, sweep.md and sweep_dpo.csv from the seeds finished so far, in `seeds` order."""
+    """sweep.csv, sweep.md, sweep_dpo.csv and summary.json (the figures pooled over generation
+    seeds, `alignment.sweep_pooled`) from the seeds finished so far, in `seeds` order."""
     finished = [done[s] for s in seeds if s in done]
     df = table([r for res in finished for r in res.rows])
     dpo = [r for res in finished for r in res.dpo]
     write_text(root / "sweep.csv", df.to_csv(index=False))
     runs = {f"seed {s}": root / f"seed-{s}" for s in seeds}
     notes = sweep_notes(runs) + dpo_sweep_notes(runs)  # judge-error-aware figures (issue 36)
-    write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *dpo_markdown(dpo), *notes]))
+    pooled = pooled_summary({s: root / f"seed-{s}" for s in seeds if s in done})
+    write_text(root / "summary.json", json.dumps({"config": config, **pooled}, indent=2) + "\n")
+    write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *pooled_markdown(pooled), *dpo_markdown(dpo), *notes]))
     if dpo:
         write_text(root / "sweep_dpo.csv", pd.DataFrame(dpo).to_csv(index=False))
 

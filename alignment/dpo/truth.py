@@ -84,23 +84,36 @@ def _usable(cells: pd.DataFrame, measure: str) -> pd.DataFrame:
     return cells[_mask(cells, measure)]
 
 
-def truth_rows(resp: pd.DataFrame, a: str, b: str, per_seed: bool, replicates: int = 2000) -> list[dict[str, Any]]:
-    """effects.csv rows for A − B on `disc_diff` and `grounded_diff`, pooled and per seed."""
+def paired_sums(resp: pd.DataFrame, a: str, b: str, measure: str) -> pd.DataFrame:
+    """`cell_sums` of A (suffix `_a`) and B (`_b`) per (training seed, example), where both can
+    give the measure; empty when they cannot (no caused marks for `grounded_diff`)."""
+    if measure == "grounded_diff" and "caused" not in resp:
+        return pd.DataFrame()
     cells = cell_sums(resp)
     left, right = cells[cells["reward"] == a], cells[cells["reward"] == b]
     on = ["example_id"] if b == BASE else ["seed", "example_id"]  # the base pairs with every seed's policy
     pair = left.merge(right.drop(columns="seed") if b == BASE else right, on=on, suffixes=("_a", "_b"))
+    return pair[_mask(pair, measure, "_a") & _mask(pair, measure, "_b")]
+
+
+def pair_terms(pair: pd.DataFrame, measure: str) -> list[Term]:
+    """The A − B contrast's terms over the rows of `paired_sums`."""
+    side = {s: pair[[f"{c}{s}" for c in SUMS]].set_axis(SUMS, axis=1) for s in ("_a", "_b")}
+    return minus(policy_terms(side["_a"], measure), policy_terms(side["_b"], measure))
+
+
+def truth_rows(resp: pd.DataFrame, a: str, b: str, per_seed: bool, replicates: int = 2000) -> list[dict[str, Any]]:
+    """effects.csv rows for A − B on `disc_diff` and `grounded_diff`, pooled and per seed."""
     rows = []
     for measure in TRUTH_MEASURES:
-        sub = pair[_mask(pair, measure, "_a") & _mask(pair, measure, "_b")]
-        if sub.empty or (measure == "grounded_diff" and "caused" not in resp):
+        sub = paired_sums(resp, a, b, measure)
+        if sub.empty:
             continue
         base = {"comparison": f"{a} − {b}", "a": a, "b": b, "measure": measure}
         scopes = [("pooled", sub, True)] + ([(f"seed {int(s)}", g, False) for s, g in sub.groupby("seed", sort=True)] if per_seed else [])
         for scope, g, pooled in scopes:
-            side = {s: g[[f"{c}{s}" for c in SUMS]].set_axis(SUMS, axis=1) for s in ("_a", "_b")}
-            res = ratio_contrast(minus(policy_terms(side["_a"], measure), policy_terms(side["_b"], measure)),
-                                 g["example_id"].tolist(), g["seed"].tolist() if pooled else None, replicates=replicates)
+            res = ratio_contrast(pair_terms(g, measure), g["example_id"].tolist(), g["seed"].tolist() if pooled else None,
+                                 replicates=replicates)
             rows.append({**base, "scope": scope, "est": res.estimate, "lo": res.low, "hi": res.high, "p": res.p_value,
                          "examples": int(g["example_id"].nunique()), "seeds": int(g["seed"].nunique())})
     return rows
