@@ -403,9 +403,21 @@ def test_cpu_lm_head_scores_only_completion_positions(tiny_llama_dir: Path, monk
 def test_reference_bench_reports_both_paths(tiny_llama_dir: Path) -> None:
     from alignment.dpo.speed import bench_reference
 
-    r = bench_reference(str(tiny_llama_dir), n_pairs=2, variants=2, seeds=1, max_length=128)
+    r = bench_reference(str(tiny_llama_dir), n_pairs=2, variants=2, seeds=1, max_length=128, prompt_words=8)
     assert r["runs"] == 2 and r["trl_default_s"] > 0 and r["shared_s"] > 0
     assert r["speedup"] == round(r["trl_default_s"] / r["shared_s"], 3)
+    # Both arms really trained the same tokens, and their reference log-probs agree.
+    assert r["trl_default_tokens"] == r["shared_tokens"] > 0 and r["shared_tokens_per_s"] > 0
+    assert 0 <= r["ref_logp_max_abs_diff"] <= 1e-4
+
+
+def test_reference_bench_fails_when_a_run_trains_nothing(tiny_llama_dir: Path) -> None:
+    """An over-long prompt leaves no pair under max_prompt_length: the bench must refuse to time it."""
+    from alignment.dpo.speed import bench_reference
+    from alignment.errors import UserError
+
+    with pytest.raises(UserError, match="trained nothing.*over max_prompt_length"):
+        bench_reference(str(tiny_llama_dir), n_pairs=2, variants=1, seeds=1, max_length=128, prompt_words=200)
 
 
 def test_dpo_stages_run_only_with_a_split_for_pairs() -> None:
