@@ -34,11 +34,12 @@ COMMANDS = [
     "alignment.bench",
     "alignment.compare",
     "alignment.sweep",
+    "alignment.results_pages",
 ]
 # `alignment --help` lists the commands in pipeline order: set up (config, organisms), run (whole,
 # or stage by stage, as registered), then read the results; the benchmark tools last.
 BEFORE_RUN = ("config", "organism")
-AFTER_RUN = ("judge", "compare", "sweep", "reasonbench", "bench")
+AFTER_RUN = ("judge", "compare", "sweep", "results", "reasonbench", "bench")
 
 
 class OneLineParser(argparse.ArgumentParser):
