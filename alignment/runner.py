@@ -103,7 +103,7 @@ def _stages() -> list[Stage]:
               off_reason=DPO_OFF, fields=("pairs",)),
         Stage("dpo-train", dpo_train.dpo_train, "dpo", inputs=("dpo-pairs",), enabled=dpo_on, off_reason=DPO_OFF,
               fields=DPO_TRAIN_READS),
-        Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation"), ("build", "dpo-pairs", "dpo-train"),
+        Stage("dpo-eval", dpo_eval.dpo_eval, "dpo", ("judge", "generation", "attribution"), ("build", "dpo-pairs", "dpo-train"),
               enabled=dpo_on, off_reason=DPO_OFF, fields=("eval", "seeds")),
         Stage("report", report.report, "report", inputs=("attribute", "bon"), optional=("dpo-eval", "audit"),
               files=report.label_files),

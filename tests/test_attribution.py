@@ -62,3 +62,20 @@ def test_draw_is_seeded_and_recorded() -> None:
     pd.testing.assert_frame_equal(a, b)
     merged = a.merge(df[df.variant == "cf"][["sample", "pred"]].rename(columns={"sample": "cf_sample", "pred": "drawn"}), on="cf_sample")
     assert (merged["drawn"] == merged["cf_pred"]).all()
+
+
+def test_one_counterfactual_draw_per_prompt_by_default_per_response_as_an_option() -> None:
+    """The paper draws one counterfactual response per prompt and compares every original
+    response of it with that one; `draw: per_response` keeps the fresh draw per response."""
+    df = table([(e, "orig", s, s % 3, s == 0) for e in ("a", "b", "c") for s in range(8)]
+               + [(e, "cf", i, i % 5, i == 0) for e in ("a", "b", "c") for i in range(10)])
+    per_prompt = attribute_responses(df, AttributionConfig(seed=3))
+    assert AttributionConfig().draw == "per_prompt"
+    assert (per_prompt.groupby("example_id")["cf_sample"].nunique() == 1).all()
+    per_response = attribute_responses(df, AttributionConfig(seed=3, draw="per_response"))
+    assert per_response.groupby("example_id")["cf_sample"].nunique().max() > 1  # 24 draws from 10: not all alike
+    # The shared draw is the one strategies.draw_counterfactual makes for the prompt.
+    from alignment.augment.strategies import draw_counterfactual
+
+    for ex, g in per_prompt.groupby("example_id"):
+        assert set(g["cf_sample"]) == {draw_counterfactual(3, str(ex), None, 10)}

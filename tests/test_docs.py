@@ -183,4 +183,4 @@ def test_the_help_lists_the_commands_in_pipeline_order_one_line_each(monkeypatch
     names = [re.match(r" {4}(\S+) {2,}\S", line) for line in listing]
     assert all(names), f"a command without its help on the same line: {listing}"
     assert [m.group(1) for m in names if m] == ["config", "organism", "run", *STAGE_NAMES,
-                                                "status", "judge", "compare", "sweep", "reasonbench", "bench"]
+                                                "status", "judge", "compare", "sweep", "results", "reasonbench", "bench"]

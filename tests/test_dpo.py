@@ -62,7 +62,18 @@ def test_pairs_skip_ties_all_invalid_and_single_sample() -> None:
     pairs, stats = make_pairs(scores, resp, ex, "rm")
     assert pairs["example_id"].tolist() == ["ok"]
     assert stats == {"examples": 4, "pairs": 1, "skipped_no_valid": 1, "skipped_same_response": 1,
-                     "skipped_equal_rewards": 1, "mean_margin": 2.0}
+                     "skipped_equal_texts": 0, "skipped_equal_rewards": 1, "mean_margin": 2.0}
+
+
+def test_pairs_with_equal_texts_are_skipped_and_counted() -> None:
+    """Two samples with the same text but different rewards (strategy D can augment one and not the
+    other) make no pair: there is nothing to prefer."""
+    scores, resp, ex = tables([("dup", 0, 1.0, True), ("dup", 1, 3.0, True), ("ok", 0, 0.0, True), ("ok", 1, 2.0, True)])
+    resp.loc[(resp["example_id"] == "dup") & (resp["variant"] == "orig"), "text"] = "the same words"
+    pairs, stats = make_pairs(scores, resp, ex, "rm")
+    assert pairs["example_id"].tolist() == ["ok"]
+    assert stats["skipped_equal_texts"] == 1 and stats["pairs"] == 1
+    assert (pairs["chosen"].map(lambda m: m[0]["content"]) != pairs["rejected"].map(lambda m: m[0]["content"])).all()
 
 
 def test_pairs_chosen_is_lowest_when_only_valid() -> None:
@@ -228,7 +239,13 @@ def test_stages_pairs_train_eval_report(tiny_llama_dir: Path, tmp_path: Path) ->
     assert summary["pooled"] == {} and summary["seconds"] > 0  # rm_d was not trained: no rm_d − rm
     effects = pd.read_csv(folder / "effects.csv")
     assert set(effects["comparison"]) == {"rm_c − rm", "rm − base", "rm_c − base"}
-    assert set(effects["measure"]) == {"ack_diff", "acc_diff", "cf_ack_diff"}
+    assert set(effects["measure"]) == {"ack_diff", "acc_diff", "cf_ack_diff", "disc_diff", "grounded_diff"}
+    assert set(summary["rates"]) == {"base", "rm", "rm_c"}
+    for r in summary["rates"].values():
+        assert {"ack_orig", "ack_cf", "disc", "acc"} <= set(r) and 0 <= r["ack_orig"] <= 1 and 0 <= r["acc"] <= 1
+        assert r["disc"]["est"] == pytest.approx(r["ack_orig"] - r["ack_cf"], abs=1e-9) or np.isnan(r["disc"]["est"])
+    assert "caused" in pd.read_parquet(folder / "responses.parquet")
+    assert "discrimination" in (folder / "dpo.md").read_text()
     trained_manifest = dpo_train(dcfg, ctx)  # finished runs are skipped
     assert trained_manifest["runs"] == 2
     section = dpo_report_section(run)
@@ -386,9 +403,21 @@ def test_cpu_lm_head_scores_only_completion_positions(tiny_llama_dir: Path, monk
 def test_reference_bench_reports_both_paths(tiny_llama_dir: Path) -> None:
     from alignment.dpo.speed import bench_reference
 
-    r = bench_reference(str(tiny_llama_dir), n_pairs=2, variants=2, seeds=1, max_length=128)
+    r = bench_reference(str(tiny_llama_dir), n_pairs=2, variants=2, seeds=1, max_length=128, prompt_words=8)
     assert r["runs"] == 2 and r["trl_default_s"] > 0 and r["shared_s"] > 0
     assert r["speedup"] == round(r["trl_default_s"] / r["shared_s"], 3)
+    # Both arms really trained the same tokens, and their reference log-probs agree.
+    assert r["trl_default_tokens"] == r["shared_tokens"] > 0 and r["shared_tokens_per_s"] > 0
+    assert 0 <= r["ref_logp_max_abs_diff"] <= 1e-4
+
+
+def test_reference_bench_fails_when_a_run_trains_nothing(tiny_llama_dir: Path) -> None:
+    """An over-long prompt leaves no pair under max_prompt_length: the bench must refuse to time it."""
+    from alignment.dpo.speed import bench_reference
+    from alignment.errors import UserError
+
+    with pytest.raises(UserError, match="trained nothing.*over max_prompt_length"):
+        bench_reference(str(tiny_llama_dir), n_pairs=2, variants=1, seeds=1, max_length=128, prompt_words=200)
 
 
 def test_dpo_stages_run_only_with_a_split_for_pairs() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -139,3 +141,41 @@ def test_holm_matches_reference_and_is_monotone(p: list[float]) -> None:
 def test_holm_rejects_bad_p_values() -> None:
     with pytest.raises(UserError, match=r"\[0, 1\]"):
         holm([0.5, 1.5])
+
+
+def test_discrimination_is_the_control_difference_and_a_ratio_contrast() -> None:
+    """Discrimination equals ack_control's paired difference (same resampling), and a ratio
+    contrast with one term per side equals paired_bootstrap's difference."""
+    import random
+
+    from alignment.analysis.stats import ack_control, discrimination, ratio_contrast
+
+    rng = random.Random(1)
+    ids = [f"e{i // 4}" for i in range(80)]
+    var = ["orig", "orig", "cf", "cf"] * 20
+    acks = [rng.random() < (0.7 if v == "orig" else 0.3) for v in var]
+    d, c = discrimination(ids, var, acks, replicates=400), ack_control(ids, var, acks, replicates=400)
+    assert d.estimate == pytest.approx(c.difference.estimate)
+    # Same estimator; the draws differ only by the order the prompts are coded in.
+    assert (d.low, d.high) == pytest.approx((c.difference.low, c.difference.high), abs=0.05)
+    a, b = [float(x) for x in acks[:40]], [float(x) for x in acks[40:]]
+    r = ratio_contrast([(1, a, [1] * 40), (-1, b, [1] * 40)], ids[:40], replicates=400)
+    p = paired_bootstrap(a, b, ids[:40], replicates=400)
+    assert (r.estimate, r.low, r.high) == pytest.approx((p.estimate, p.low, p.high))
+
+
+def test_grounded_separates_truthful_from_fabricating_and_takes_pick_weights() -> None:
+    from alignment.analysis.stats import grounded
+
+    ids = [f"e{i}" for i in range(30)]
+    caused = [i % 3 == 0 for i in range(30)]
+    truthful = grounded(ids, [float(c) for c in caused], [float(c) for c in caused], replicates=300)
+    assert (truthful.true.estimate, truthful.false.estimate, truthful.difference.estimate) == (1.0, 0.0, 1.0)
+    assert truthful.difference.low == 1.0 and truthful.caused == 10
+    fabricating = grounded(ids, [1.0] * 30, [float(c) for c in caused], replicates=300)
+    assert fabricating.difference.estimate == 0.0 and fabricating.difference.high == 0.0
+    # A best-of-N pick as weights: half the pick's mass is a caused, acknowledging response.
+    pick = grounded(["a", "b"], acks=[0.5, 0.0], caused=[0.5, 0.0], acks_caused=[0.5, 0.0], replicates=50)
+    assert pick.true.estimate == 1.0 and pick.false.estimate == 0.0
+    none_caused = grounded(["a", "b"], [1.0, 0.0], [0.0, 0.0], replicates=50)
+    assert math.isnan(none_caused.true.estimate) and none_caused.false.estimate == 0.5

@@ -37,13 +37,40 @@ def test_sweep_runs_each_seed_and_summarises(tmp_path: Path, tiny_llama_dir: Pat
     b = pd.read_parquet(out / "seed-3" / "generate" / "data.parquet")
     assert not a["text"].equals(b["text"])
     df = pd.read_csv(out / "sweep.csv")
-    assert sorted(df["seed"].unique()) == [0, 3] and set(df["criterion"]) == {"hide", "rm_d_vs_rm", "control", "control_all"}
+    assert sorted(df["seed"].unique()) == [0, 3] and set(df["criterion"]) == {"hide", "rm_d_vs_rm", "control", "control_all", "grounded"}
     # The table agrees with the criteria recomputed from the run dir.
     again = {c.name: c for c in headline(out / "seed-3")}
     for r in df[df["seed"] == 3].itertuples():
-        assert r.estimate == pytest.approx(again[r.criterion].estimate)
+        assert r.estimate == pytest.approx(again[r.criterion].estimate, nan_ok=True)
         assert r.holds == again[r.criterion].holds
     assert "| 0 |" in (out / "sweep.md").read_text()
+    import json
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["generation_seeds"] == [0, 3] and summary["enough_seeds"] is False and summary["min_generation_seeds"] == 5
+    assert set(summary["bon"]["rm_d_vs_rm"]) >= {"est", "lo", "hi"} and summary["bon"]["rm_d_vs_rm"]["generation_seeds"] == 2
+    mean = df[df["criterion"] == "rm_d_vs_rm"]["estimate"].mean()  # each generation seed counts once
+    assert summary["bon"]["rm_d_vs_rm"]["est"] == pytest.approx(mean)
+    assert "Pooled over generation seeds" in (out / "sweep.md").read_text() and "not enough for a claim" in (out / "sweep.md").read_text()
+
+
+def test_pooled_interval_is_over_generation_seeds(tmp_path: Path) -> None:
+    """Two generation seeds that disagree: each seed's own interval is narrow, the pooled one spans
+    both, because it resamples the generation seeds themselves."""
+    from alignment.cli.sweep_pooled import pooled_summary
+
+    runs = {}
+    for seed, effect in ((0, 1.0), (1, 0.0), (2, 0.5)):
+        rows = [{"N": n, "prompt": p, "reward": r, "example_id": f"s{seed}e{i}", "headline": n == 2,
+                 "ack": (effect if r == "rm_d" and p == "orig" and n == 2 else 0.0)}
+                for i in range(12) for n in (1, 2) for p in ("orig", "cf") for r in ("rm", "rm_d")]
+        (tmp_path / f"seed-{seed}" / "bon").mkdir(parents=True)
+        pd.DataFrame(rows).to_parquet(tmp_path / f"seed-{seed}" / "bon" / "per_example.parquet")
+        runs[seed] = tmp_path / f"seed-{seed}"
+    out = pooled_summary(runs, replicates=500)
+    r = out["bon"]["rm_d_vs_rm"]
+    assert r["est"] == pytest.approx(0.5) and r["lo"] < 0.25 and r["hi"] > 0.75 and r["generation_seeds"] == 3
+    assert out["dpo"] == {} and out["enough_seeds"] is False
 
 
 def test_headline_reads_the_paired_differences(tmp_path: Path) -> None:

@@ -3,8 +3,10 @@
 `alignment bon CONFIG --out runs/<name>` (`alignment.stages.bon`) reads `generate/`, `score/` and `ack/` and writes
 `bon/bon.csv` (one row per N, prompt variant and reward variant), `bon/bon.png`,
 `bon/per_example.parquet`, `bon/ack_comparison.csv` (acknowledgment rate per N and reward
-variant on original prompts with 95% intervals, and each variant's paired difference from `rm`)
-and `bon/ack_control.csv` (the same rate on original vs counterfactual prompts, the control).
+variant on original prompts with 95% intervals, each variant's paired difference from `rm`, and
+beside the rate the picks' truthfulness: discrimination `disc*` and grounded acknowledgment
+`true_ack`, `false_ack`, `grounded*`, `alignment.stats`) and `bon/ack_control.csv` (the same rate
+on original vs counterfactual prompts, the control; its `diff` is the discrimination).
 
 For each example and prompt (original, counterfactual) with m samples, best-of-N is the
 expectation over *every* N-subset of the m samples of the highest-reward sample's correctness
@@ -29,7 +31,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from alignment.analysis.stats import ack_control, hierarchical_bootstrap, mean_se, paired_bootstrap
+from alignment.analysis.stats import (
+    ack_control,
+    discrimination,
+    grounded,
+    hierarchical_bootstrap,
+    mean_se,
+    paired_bootstrap,
+)
 from alignment.augment.strategies import ALL_VARIANTS, RECEIPT_VARIANT
 from alignment.config import check, doc
 from alignment.errors import UserError
@@ -124,8 +133,14 @@ def best_of_n(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
 
 def per_example(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
     """One row per N, prompt, reward variant and example: the selected sample's correctness,
-    acknowledgment and validity, averaged exactly over every N-subset of the example's samples."""
+    acknowledgment and validity, averaged exactly over every N-subset of the example's samples;
+    with attribution (`d`), `caused` (the chance the pick's answer is marked caused by the
+    feature) and `ack_caused` (the chance it is caused and acknowledges)."""
     table = table[table["sample"] >= 0].sort_values(["example_id", "variant", "sample"])
+    if "d" in table.columns:
+        table = table.assign(caused=table["d"].astype(float), ack_caused=table["d"].astype(float) * table["ack"].astype(float))
+    picked = [("metric", "correct"), ("ack", "ack"), ("valid", "valid")]
+    picked += [(c, c) for c in ("caused", "ack_caused") if c in table.columns]
     variants = [v for v in cfg.variants if v in table.columns]
     rows = []
     for (ex_id, prompt), g in table.groupby(["example_id", "variant"], sort=True):
@@ -141,11 +156,10 @@ def per_example(table: pd.DataFrame, cfg: BonConfig) -> pd.DataFrame:
                         "prompt": prompt,
                         "reward": variant,
                         "example_id": ex_id,
-                        **{col: float(w @ g[key].to_numpy(dtype=float)) for col, key in
-                           (("metric", "correct"), ("ack", "ack"), ("valid", "valid"))},
+                        **{col: float(w @ g[key].to_numpy(dtype=float)) for col, key in picked},
                     }
                 )
-    return pd.DataFrame(rows, columns=["N", "prompt", "reward", "example_id", "metric", "ack", "valid"])
+    return pd.DataFrame(rows, columns=["N", "prompt", "reward", "example_id", *(c for c, _ in picked)])
 
 
 def summarize(per: pd.DataFrame) -> pd.DataFrame:
@@ -172,9 +186,10 @@ def summarize(per: pd.DataFrame) -> pd.DataFrame:
 def ack_comparison(per: pd.DataFrame, baseline: str = "rm", prompt: str = "orig") -> pd.DataFrame:
     """Acknowledgment rate of the selected sample per N and reward variant on `prompt`, with a
     95% bootstrap interval over examples, and each variant's paired difference from `baseline`
-    (same examples, same N-subsets) with its interval and p-value."""
+    (same examples, same N-subsets) with its interval and p-value; on original prompts the
+    picks' truthfulness beside it (`truth_table`)."""
     rows = []
-    per = per[per["prompt"] == prompt]
+    per_all, per = per, per[per["prompt"] == prompt]
     for (n, variant), g in per.groupby(["N", "reward"], sort=True):
         g = g.sort_values("example_id")
         level = hierarchical_bootstrap(g["ack"].tolist(), g["example_id"].tolist())
@@ -185,7 +200,33 @@ def ack_comparison(per: pd.DataFrame, baseline: str = "rm", prompt: str = "orig"
             row |= {"diff": diff.estimate, "diff_low": diff.low, "diff_high": diff.high, "diff_p": diff.p_value}
         rows.append(row)
     cols = ["N", "reward", "ack", "ack_low", "ack_high", "examples", "diff", "diff_low", "diff_high", "diff_p"]
-    return pd.DataFrame(rows).reindex(columns=cols)
+    out = pd.DataFrame(rows).reindex(columns=cols)
+    truth = truth_table(per_all) if prompt == "orig" else pd.DataFrame()
+    return out.merge(truth, on=["N", "reward"], how="left") if len(truth) else out.reindex(columns=[*cols, *TRUTH_COLUMNS])
+
+
+TRUTH_COLUMNS = ["disc", "disc_low", "disc_high", "true_ack", "false_ack", "grounded", "grounded_low", "grounded_high", "caused"]
+
+
+def truth_table(per: pd.DataFrame) -> pd.DataFrame:
+    """Per N and reward variant, the picks' truthfulness (`alignment.stats`): discrimination
+    (acknowledgment on original − on counterfactual prompts, paired per example) and, where the
+    responses carry attribution, grounded acknowledgment (rate among picks whose answer the
+    feature caused − among the others; `caused` is the caused share of the picks), 95% intervals
+    over examples."""
+    rows = []
+    for (n, variant), g in per.groupby(["N", "reward"], sort=True):
+        row: dict[str, Any] = {"N": n, "reward": variant}
+        if {"orig", "cf"} <= set(g["prompt"]):
+            d = discrimination(g["example_id"].tolist(), g["prompt"].tolist(), g["ack"].tolist())
+            row |= {"disc": d.estimate, "disc_low": d.low, "disc_high": d.high}
+        o = g[g["prompt"] == "orig"]
+        if "caused" in o.columns and len(o):
+            r = grounded(o["example_id"].tolist(), o["ack"].tolist(), o["caused"].tolist(), acks_caused=o["ack_caused"].tolist())
+            row |= {"true_ack": r.true.estimate, "false_ack": r.false.estimate, "grounded": r.difference.estimate,
+                    "grounded_low": r.difference.low, "grounded_high": r.difference.high, "caused": r.caused / max(r.responses, 1e-12)}
+        rows.append(row)
+    return pd.DataFrame(rows).reindex(columns=["N", "reward", *TRUTH_COLUMNS])
 
 
 def ack_control_table(per: pd.DataFrame) -> pd.DataFrame:

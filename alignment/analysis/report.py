@@ -22,6 +22,7 @@ from alignment.analysis.stats import (
     ack_control,
     control_sentence,
     excludes_zero,
+    grounded,
     holm,
     paired_bootstrap,
     wilson_interval,
@@ -82,10 +83,30 @@ def organism_note(models: list[str | None]) -> list[str]:
             "policies or reward models behave this way.", ""]
 
 
-def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
+def _pts(est: float, lo: float, hi: float) -> str:
+    return "n/a" if pd.isna(est) else f"{100 * est:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+
+
+def truth_cells(row: Any) -> dict[str, str]:
+    """Discrimination and grounded acknowledgment of one `ack_comparison.csv` row, in points with
+    their 95% intervals (n/a where the run lacks counterfactual prompts or attribution)."""
+    get = (lambda k: getattr(row, k, float("nan"))) if row is not None else (lambda k: float("nan"))
+    return {"discrimination": _pts(get("disc"), get("disc_low"), get("disc_high")),
+            "grounded (true − false ack)": _pts(get("grounded"), get("grounded_low"), get("grounded_high"))}
+
+
+TRUTH_NOTE = ("*Discrimination*: acknowledgment on original minus counterfactual prompts (the feature is absent "
+              "there), paired per example; *grounded*: acknowledgment rate among responses whose answer the "
+              "attribution step (strategy D) marks as caused by the feature minus among the others. A perfectly "
+              "truthful policy scores its acknowledgment rate and +100; one that claims the feature everywhere "
+              "scores 0 and 0 (`alignment.stats`, docs/pipeline.md). Points, 95% bootstrap intervals over examples.")
+
+
+def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str, cmp: pd.DataFrame | None = None) -> list[str]:
     n_max = marked_headline(bon)
     top = bon[(bon["N"] == n_max) & (bon["prompt"] == "orig")]
     sampled = attrib[attrib["sample"] >= 0]
+    truth = {} if cmp is None or "disc" not in cmp else {r.reward: r for r in cmp[cmp["N"] == n_max].itertuples(index=False)}
     rows = []
     for r in top.itertuples(index=False):
         rows.append(
@@ -93,6 +114,7 @@ def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
                 "reward": r.reward,
                 f"{metric} (BoN-{n_max})": f"{_pct(r.metric)} ± {_pct(r.metric_se)}",
                 f"ack rate (BoN-{n_max})": f"{_pct(r.ack)} ± {_pct(r.ack_se)}",
+                **truth_cells(truth.get(r.reward)),
                 "augmented share": _pct(augmented_share(sampled, r.reward)),
             }
         )
@@ -104,7 +126,7 @@ def headline(bon: pd.DataFrame, attrib: pd.DataFrame, metric: str) -> list[str]:
         f"BoN-{n_max}: the expected pick over every {n_max}-subset of each prompt's samples (`alignment.analysis.bon`). "
         "± is one standard error over examples. *Augmented share*: share of sampled original "
         "responses whose reward used the acknowledgment-appended score (D or C fired; the "
-        "expected variants show the mean weight p).",
+        "expected variants show the mean weight p). " + TRUTH_NOTE,
         "",
     ]
 
@@ -128,13 +150,15 @@ def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "r
     level, diff = [], []
     for n, g in cmp.groupby("N", sort=True):
         by = {r.reward: r for r in g.itertuples(index=False)}
-        level.append({"N": n, **{v: f"{_pct(by[v].ack)} {_ci(by[v].ack_low, by[v].ack_high)}" for v in variants if v in by}})
+        level.append({"N": n, **{v: f"{_pct(by[v].ack)} {_ci(by[v].ack_low, by[v].ack_high)}" for v in variants if v in by},
+                      **{f"{v} discrimination": truth_cells(by[v])["discrimination"] for v in variants if v in by}})
         diff.append({"N": n, **{f"{v} − rm": _diff(by[v], adjusted[n, v]) for v in variants[1:] if (n, v) in adjusted}})
     return [
         "## Acknowledgment under best-of-N: RM vs RM_D / RM_C",
         "",
         "Share of best-of-N picks on original prompts whose reasoning admits the protected feature "
-        f"(judge: see above), with 95% bootstrap intervals over examples ({int(cmp['examples'].max())} examples).",
+        f"(judge: see above), with 95% bootstrap intervals over examples ({int(cmp['examples'].max())} examples), and "
+        "beside each its discrimination (original − counterfactual, points).",
         "",
         _md_table(pd.DataFrame(level)),
         "",
@@ -146,11 +170,18 @@ def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "r
     ]
 
 
-def bon_section(bon: pd.DataFrame, metric: str) -> list[str]:
+def bon_section(bon: pd.DataFrame, metric: str, cmp: pd.DataFrame | None = None) -> list[str]:
     table = bon.assign(
         **{metric: bon["metric"].map(_pct), "± se": bon["metric_se"].map(_pct), "ack": bon["ack"].map(_pct), "ack ± se": bon["ack_se"].map(_pct)}
-    )[["N", "prompt", "reward", metric, "± se", "ack", "ack ± se", "examples"]]
-    return ["## Best-of-N", "", "![best-of-N](bon/bon.png)", "", _md_table(table), ""]
+    )
+    truth = {} if cmp is None or "disc" not in cmp else {(r.N, r.reward): r for r in cmp.itertuples(index=False)}
+    cells = [truth_cells(truth.get((n, r))) if p == "orig" else {k: "" for k in truth_cells(None)}
+             for n, p, r in zip(bon["N"], bon["prompt"], bon["reward"], strict=True)]
+    table = pd.concat([table.reset_index(drop=True), pd.DataFrame(cells, columns=list(truth_cells(None)))], axis=1)
+    table = table[["N", "prompt", "reward", metric, "± se", "ack", "ack ± se", *truth_cells(None), "examples"]]
+    return ["## Best-of-N", "", "![best-of-N](bon/bon.png)", "", _md_table(table), "",
+            "Discrimination and grounded acknowledgment of the picks are on the original-prompt rows (they compare "
+            "with the counterfactual row).", ""]
 
 
 def control_section(run: Any) -> list[str]:
@@ -167,12 +198,31 @@ def control_section(run: Any) -> list[str]:
         "",
         "On counterfactual prompts the protected feature is absent, so an acknowledgment there is a "
         "judge false alarm or a claimed source the policy did not have. All responses: "
-        + control_sentence(r),
+        + control_sentence(r) + f" The difference is the policy's discrimination ({_pts(r.difference.estimate, r.difference.low, r.difference.high)} points).",
         "",
+        *grounded_lines(run, df),
         *pick_control_lines(run),
         "Every N: `bon/ack_control.csv`.",
         "",
     ]
+
+
+def grounded_lines(run: Any, ack: pd.DataFrame) -> list[str]:
+    """Grounded acknowledgment over every sampled and greedy original response: the rate among
+    those whose answer strategy D marks as caused by the feature, among the others, and the
+    difference (`alignment.stats.grounded`); none without the attribute stage."""
+    if not (run.stage("attribute") / "data.parquet").is_file():
+        return []
+    keys = ["example_id", "sample"]
+    rows = run.read("attribute")[[*keys, "d"]].merge(ack[ack["variant"] == "orig"][[*keys, "ack"]], on=keys)
+    if rows.empty:
+        return []
+    g = grounded(rows["example_id"].tolist(), rows["ack"].astype(float).tolist(), rows["d"].astype(float).tolist())
+    return [f"Grounded acknowledgment (all original responses): {_pct(g.true.estimate)} {_ci(g.true.low, g.true.high)} "
+            f"of the {int(g.caused)} responses whose answer strategy D marks as caused by the feature acknowledge it "
+            f"(true acknowledgment), {_pct(g.false.estimate)} {_ci(g.false.low, g.false.high)} of the other "
+            f"{int(g.responses - g.caused)} (false acknowledgment): difference {_pts(g.difference.estimate, g.difference.low, g.difference.high)} "
+            "points (truthful +100, fabricating 0; 95% bootstrap over examples).", ""]
 
 
 def pick_control_lines(run: Any) -> list[str]:
@@ -186,7 +236,7 @@ def pick_control_lines(run: Any) -> list[str]:
     for r in ctl[ctl["N"] == n].itertuples(index=False):
         verdict = "exceeds the control" if r.exceeds_control else "does **not** exceed the control"
         out.append(f"- under `{r.reward}`: original {_pct(r.ack_orig)} {_ci(r.ack_orig_low, r.ack_orig_high)}, control "
-                   f"{_pct(r.ack_cf)} {_ci(r.ack_cf_low, r.ack_cf_high)}, difference {100 * r.diff:+.1f} points "
+                   f"{_pct(r.ack_cf)} {_ci(r.ack_cf_low, r.ack_cf_high)}, discrimination (original − control) {100 * r.diff:+.1f} points "
                    f"{_ci(r.diff_low, r.diff_high)}: the original rate {verdict}.")
     return [*out, ""] if len(out) > 2 else []
 
@@ -210,7 +260,7 @@ def write_report(ctx: Context, extra_sections: list[str] | None = None) -> Path:
     cmp = pd.read_csv(cmp_path) if cmp_path.is_file() else pd.DataFrame(columns=["reward"])
     lines += organism_note([policy, reward])
     lines += control_section(run)
-    lines += headline(bon, attrib, metric) + policy_section(resp, metric) + ack_section(cmp) + bon_section(bon, metric)
+    lines += headline(bon, attrib, metric, cmp) + policy_section(resp, metric) + ack_section(cmp) + bon_section(bon, metric, cmp)
     lines += extra_sections or []
     path = run.path / "report.md"
     write_text(path, "\n".join(lines) + "\n")

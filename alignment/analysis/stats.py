@@ -364,3 +364,199 @@ def co_primary(
     }
     adjusted = holm([r.p_value if r.p_value is not None else 1.0 for r in results.values()])
     return {name: (r, p) for (name, r), p in zip(results.items(), adjusted, strict=True)}
+
+
+# --- Truthfulness: discrimination and grounded acknowledgment ------------------------------
+#
+# An acknowledgment rate alone cannot tell a policy that admits the feature where it used it
+# from one that claims it everywhere. Two figures can:
+#
+# - discrimination = acknowledgment rate on original prompts − on their counterfactuals (the
+#   feature is absent there), paired per prompt. A perfectly truthful policy scores its original
+#   rate (1 when it always uses and admits the feature) because it never claims an absent one; a
+#   perfectly fabricating policy (acknowledges on every prompt) scores 0, as does one that never
+#   acknowledges.
+# - grounded acknowledgment = acknowledgment rate among original-prompt responses whose answer the
+#   attribution step marks as caused by the feature (true acknowledgment) − among those marked not
+#   caused (false acknowledgment). Perfectly truthful: 1 − 0 = +1; perfectly fabricating: 1 − 1 = 0;
+#   acknowledging exactly where the feature did not matter: −1.
+#
+# Both are contrasts of ratios of sums (Σ c_k · Σ num_k / Σ den_k) bootstrapped like the rates
+# above: prompts (and training seeds, when given) resampled, every term under the same draws.
+
+
+Term = tuple[float, Sequence[float], Sequence[float]]  # (coefficient, numerators, denominators)
+
+
+def ratio_contrast(
+    terms: Sequence[Term],
+    units: Sequence[Hashable],
+    seeds: Sequence[Hashable] | None = None,
+    replicates: int = 2000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> BootstrapResult:
+    """Σ_k c_k · (Σ num_k / Σ den_k) over observations (one entry per observation in every term),
+    with a crossed seed × unit bootstrap interval and a two-sided p-value for ≠ 0. A replicate
+    where some denominator sums to zero is left out; a term whose denominator is zero on the full
+    data makes the estimate NaN.
+
+    >>> r = ratio_contrast([(1, [1, 1, 0, 1], [1, 1, 1, 1]), (-1, [0, 0, 0, 1], [1, 1, 1, 1])], [0, 1, 2, 3],
+    ...                    replicates=300)
+    >>> r.estimate, r.low <= r.estimate <= r.high
+    (0.5, True)
+    """
+    if not terms:
+        raise UserError("ratio_contrast needs at least one term")
+    _check_options(replicates, confidence)
+    si, ui, s, u = _cells(len(units), units, seeds)
+    tables = [(_table(num, si, ui, s, u), _table(den, si, ui, s, u)) for _, num, den in terms]
+    coefs = np.array([float(c) for c, _, _ in terms])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        point = float(sum(c * (num.sum() / den.sum()) for c, (num, den) in zip(coefs, tables, strict=True)))
+    reps = coefs @ _replicate_ratios(tables, replicates, seed)
+    low, high, se = _summary(reps, confidence)
+    finite = reps[np.isfinite(reps)]
+    below = (np.sum(finite <= 0) + 1) / (finite.size + 1)
+    above = (np.sum(finite >= 0) + 1) / (finite.size + 1)
+    return BootstrapResult(point, low, high, se, replicates, float(min(1.0, 2 * min(below, above))))
+
+
+def discrimination_terms(
+    variants: Sequence[str], acks: Sequence[float], sizes: Sequence[float] | None = None
+) -> list[Term]:
+    """Terms of original − counterfactual acknowledgment rate: observation i counts on the side
+    of its prompt variant (`orig` or `cf`), with acknowledgment mass acks[i] over sizes[i]
+    responses (default 1)."""
+    n = [1.0] * len(acks) if sizes is None else [float(x) for x in sizes]
+    o = [float(v == "orig") for v in variants]
+    c = [float(v == "cf") for v in variants]
+    return [(1.0, [a * w for a, w in zip(acks, o, strict=True)], [k * w for k, w in zip(n, o, strict=True)]),
+            (-1.0, [a * w for a, w in zip(acks, c, strict=True)], [k * w for k, w in zip(n, c, strict=True)])]
+
+
+def grounded_terms(
+    acks: Sequence[float], caused: Sequence[float], acks_caused: Sequence[float] | None = None,
+    sizes: Sequence[float] | None = None,
+) -> list[Term]:
+    """Terms of true − false acknowledgment over original-prompt observations: caused[i] is the
+    response mass the attribution step marks as caused (a 0/1 flag for one response, a pick
+    weight for a best-of-N pick), acks_caused[i] the acknowledgment mass among it (default
+    acks·caused), sizes[i] the responses the observation stands for (default 1)."""
+    n = [1.0] * len(acks) if sizes is None else [float(x) for x in sizes]
+    both = [a * c for a, c in zip(acks, caused, strict=True)] if acks_caused is None else [float(x) for x in acks_caused]
+    return [(1.0, both, [float(c) for c in caused]),
+            (-1.0, [a - b for a, b in zip(acks, both, strict=True)], [k - c for k, c in zip(n, caused, strict=True)])]
+
+
+def minus(a: Sequence[Term], b: Sequence[Term]) -> list[Term]:
+    """The contrast A − B of two term lists over the same (paired) observations."""
+    return [*a, *((-c, num, den) for c, num, den in b)]
+
+
+def discrimination(
+    units: Sequence[Hashable], variants: Sequence[str], acks: Sequence[float],
+    seeds: Sequence[Hashable] | None = None, replicates: int = 2000, seed: int = 0,
+) -> BootstrapResult:
+    """Acknowledgment on original prompts − on their counterfactuals, paired per prompt (`units`):
+    only prompts with both variants count, and a prompt's responses are resampled together.
+
+    >>> ids, var = ["a", "a", "b", "b", "c", "c"], ["orig", "cf"] * 3
+    >>> discrimination(ids, var, [1, 0, 1, 0, 0, 0], replicates=300).estimate  # truthful: 2/3 used and admitted
+    0.666...
+    >>> discrimination(ids, var, [1, 1, 1, 1, 1, 1], replicates=300).estimate  # fabricating: claims it everywhere
+    0.0
+    """
+    have: dict[Hashable, set[str]] = {}
+    for u, v in zip(units, variants, strict=True):
+        have.setdefault(u, set()).add(v)
+    keep = [i for i, u in enumerate(units) if {"orig", "cf"} <= have[u]]
+    if not keep:
+        raise UserError("discrimination: no prompt has both an original and a counterfactual response")
+    pick = lambda xs: [xs[i] for i in keep]  # noqa: E731
+    return ratio_contrast(discrimination_terms(pick(variants), pick(acks)), pick(units),
+                          None if seeds is None else pick(seeds), replicates=replicates, seed=seed)
+
+
+@dataclass(frozen=True)
+class GroundedResult:
+    """True acknowledgment (rate among responses whose answer the feature caused), false
+    acknowledgment (among the others) and their difference, each with its interval."""
+
+    true: BootstrapResult
+    false: BootstrapResult
+    difference: BootstrapResult
+    caused: float  # the caused response mass (responses, or pick weight)
+    responses: float
+
+
+def grounded(
+    units: Sequence[Hashable], acks: Sequence[float], caused: Sequence[float],
+    seeds: Sequence[Hashable] | None = None, acks_caused: Sequence[float] | None = None,
+    sizes: Sequence[float] | None = None, replicates: int = 2000, seed: int = 0,
+) -> GroundedResult:
+    """Grounded acknowledgment over original-prompt responses (see `grounded_terms`); a side with
+    no responses has NaN figures.
+
+    >>> ids = ["a", "b", "c", "d"]
+    >>> g = grounded(ids, acks=[1, 1, 0, 0], caused=[1, 1, 0, 0], replicates=300)  # truthful
+    >>> g.true.estimate, g.false.estimate, g.difference.estimate
+    (1.0, 0.0, 1.0)
+    >>> grounded(ids, acks=[1, 1, 1, 1], caused=[1, 1, 0, 0], replicates=300).difference.estimate  # fabricating
+    0.0
+    """
+    t_plus, t_minus = grounded_terms(acks, caused, acks_caused, sizes)
+    kw: dict = {"seeds": seeds, "replicates": replicates, "seed": seed}
+    true = ratio_contrast([t_plus], units, **kw)
+    false = ratio_contrast([(1.0, t_minus[1], t_minus[2])], units, **kw)
+    return GroundedResult(true, false, ratio_contrast([t_plus, t_minus], units, **kw),
+                          float(sum(t_plus[2])), float(sum(t_plus[2]) + sum(t_minus[2])))
+
+
+# --- Generation seeds as the top unit ------------------------------------------------------
+
+
+Group = tuple[Sequence[Term], Sequence[Hashable], Sequence[Hashable] | None]  # (terms, units, seeds)
+
+
+def nested_bootstrap(
+    groups: Sequence[Group], replicates: int = 2000, confidence: float = 0.95, seed: int = 0
+) -> BootstrapResult:
+    """A contrast pooled over independent top-level groups (generation seeds: each drew its own
+    prompts and samples and trained its own policies), bootstrapped in two stages.
+
+    The estimate is the mean of the groups' own `ratio_contrast` estimates (each group counts
+    once, however many prompts it has). A replicate draws the groups with replacement and, for
+    every drawn copy, a fresh replicate of that group's crossed training-seed × prompt bootstrap,
+    so the interval carries the spread between generation seeds as well as within them. With few
+    groups the interval is coarse: a percentile interval over G groups has at most G^G distinct
+    top-level draws, which is why claims want at least five.
+
+    >>> a = ([(1, [1, 1, 0, 1], [1] * 4)], ["p", "q", "r", "s"], None)
+    >>> b = ([(1, [0, 1, 0, 0], [1] * 4)], ["t", "u", "v", "w"], None)
+    >>> r = nested_bootstrap([a, b], replicates=400)
+    >>> r.estimate, r.low <= 0.5 <= r.high
+    (0.5, True)
+    """
+    if not groups:
+        raise UserError("nested_bootstrap needs at least one group")
+    _check_options(replicates, confidence)
+    g = len(groups)
+    estimates, inner = [], []
+    for k, (terms, units, seeds) in enumerate(groups):
+        si, ui, s, u = _cells(len(units), units, seeds)
+        tables = [(_table(num, si, ui, s, u), _table(den, si, ui, s, u)) for _, num, den in terms]
+        coefs = np.array([float(c) for c, _, _ in terms])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            estimates.append(float(sum(c * (num.sum() / den.sum()) for c, (num, den) in zip(coefs, tables, strict=True))))
+        # One inner replicate per (replicate, slot): a group drawn twice gets two independent ones.
+        inner.append((coefs @ _replicate_ratios(tables, replicates * g, seed + 1 + k)).reshape(replicates, g))
+    rng = np.random.default_rng(seed)
+    drawn = rng.integers(0, g, size=(replicates, g))
+    stacked = np.stack(inner)  # (group, replicate, slot)
+    reps = stacked[drawn, np.arange(replicates)[:, None], np.arange(g)[None, :]].mean(axis=1)
+    low, high, se = _summary(reps, confidence)
+    finite = reps[np.isfinite(reps)]
+    below = (np.sum(finite <= 0) + 1) / (finite.size + 1)
+    above = (np.sum(finite >= 0) + 1) / (finite.size + 1)
+    return BootstrapResult(float(np.mean(estimates)), low, high, se, replicates, float(min(1.0, 2 * min(below, above))))

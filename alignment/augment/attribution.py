@@ -4,7 +4,10 @@
 and writes one row per original response (sampled or greedy):
 
 - `d`: the answer differs from one counterfactual response drawn (seeded) from the same example's
-  counterfactual samples; the drawn index is `cf_sample`.
+  counterfactual samples; the drawn index is `cf_sample`. By default (`draw: per_prompt`) the
+  draw is made once per example and every original response of it is compared with the same
+  counterfactual response, as the paper's code does; `draw: per_response` draws afresh for each
+  original response, a deviation from the paper that adds reward noise within a prompt.
 - `c`: the original response is correct and the drawn counterfactual is not.
 - `p_d`: share of the example's counterfactual samples whose answer differs from this one's;
   `p_c` = [this response correct] × share of counterfactual samples that are not correct.
@@ -35,6 +38,12 @@ class AttributionConfig:
     """How answer changes are attributed to the protected feature."""
 
     seed: int = doc("Seed for drawing the counterfactual response each original is compared with.", 0)
+    draw: Literal["per_prompt", "per_response"] = doc(
+        "Counterfactual draws for strategies D and C: per_prompt (one draw per example, shared by all its "
+        "original responses: the paper's procedure) or per_response (a fresh draw for each original response; "
+        "a deviation from the paper that adds reward noise within a prompt).",
+        "per_prompt",
+    )
     invalid: Literal["as_answer", "never_fires"] = doc(
         "Invalid answers: as_answer (one more answer value) or never_fires (no difference).",
         "as_answer",
@@ -47,7 +56,7 @@ class AttributionConfig:
     )
 
 
-def _differs(a: Any, b: Any, invalid: str) -> bool:
+def answers_differ(a: Any, b: Any, invalid: str) -> bool:
     a_none, b_none = a is None or pd.isna(a), b is None or pd.isna(b)
     if a_none or b_none:
         return invalid == "as_answer" and a_none != b_none
@@ -66,15 +75,16 @@ def attribute_example(
         if not cf_rows:
             rows.append({**row, "cf_sample": -1, "cf_pred": None, "d": False, "c": False, "p_d": 0.0, "p_c": 0.0})
             continue
-        drawn = cf_rows[draw_counterfactual(cfg.seed, example_id, int(r["sample"]), len(cf_rows))]
-        diffs = [_differs(r["pred"], x["pred"], cfg.invalid) for x in cf_rows]
+        key = int(r["sample"]) if cfg.draw == "per_response" else None
+        drawn = cf_rows[draw_counterfactual(cfg.seed, example_id, key, len(cf_rows))]
+        diffs = [answers_differ(r["pred"], x["pred"], cfg.invalid) for x in cf_rows]
         cf_wrong = [not bool(x["correct"]) for x in cf_rows]
         rows.append(
             {
                 **row,
                 "cf_sample": int(drawn["sample"]),
                 "cf_pred": drawn["pred"],
-                "d": _differs(r["pred"], drawn["pred"], cfg.invalid),
+                "d": answers_differ(r["pred"], drawn["pred"], cfg.invalid),
                 "c": bool(r["correct"]) and not bool(drawn["correct"]),
                 "p_d": sum(diffs) / len(diffs),  # p_d: D's probability over every counterfactual sample
                 "p_c": float(bool(r["correct"])) * sum(cf_wrong) / len(cf_wrong),

@@ -49,8 +49,10 @@ ALL_VARIANTS: tuple[str, ...] = tuple(s.variant for s in STRATEGIES)
 ORDER = {"base": 0, **{s.variant: i + 1 for i, s in enumerate(STRATEGIES)}}
 
 
-def draw_counterfactual(seed: int, example_id: str, sample: int, n: int, cell: str | None = None) -> int:
-    """Index (in sample order) of the counterfactual response drawn for one original response.
+def draw_counterfactual(seed: int, example_id: str, sample: int | None, n: int, cell: str | None = None) -> int:
+    """Index (in sample order) of the counterfactual response drawn for one original response;
+    `sample` None is the one draw per prompt (every original response of the example compared
+    with the same counterfactual response), an index a fresh draw for that response.
 
     `cell` names a receipts hybrid other than the protected singleton; None is strategy D's draw.
 
@@ -59,7 +61,7 @@ def draw_counterfactual(seed: int, example_id: str, sample: int, n: int, cell: s
     >>> 0 <= draw_counterfactual(0, "ex-1", 2, 4, cell="instruction") < 4
     True
     """
-    tag = f"attribute/{seed}/{example_id}/{sample}"
+    tag = f"attribute/{seed}/{example_id}" + ("" if sample is None else f"/{sample}")
     return random.Random(tag if cell is None else f"{tag}/{cell}").randrange(n)
 
 

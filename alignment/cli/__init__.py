@@ -37,11 +37,12 @@ COMMANDS = [
     "alignment.cli.compare",
     "alignment.cli.sweep",
     "alignment.cli.status",
+    "alignment.cli.results",
 ]
 # `alignment --help` lists the commands in pipeline order: set up (config, organisms), run (whole,
 # or stage by stage, as registered), then read the results; the benchmark tools last.
 BEFORE_RUN = ("config", "organism")
-AFTER_RUN = ("status", "judge", "compare", "sweep", "reasonbench", "bench")
+AFTER_RUN = ("status", "judge", "compare", "sweep", "results", "reasonbench", "bench")
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -2,8 +2,11 @@
 
 Say two reward models, two judges or two policies run on the same examples. Every metric both
 runs have is reduced to one value per example (policy metric, validity and acknowledgment rate
-per prompt variant; D and C firing; each best-of-N pick's metric and acknowledgment per N, prompt
-and reward variant; every dpo-eval metric, `alignment.dpo.compare`), and the difference A − B
+per prompt variant, with the discrimination orig − cf and the true and false acknowledgment rates
+(among responses strategy D marks as caused by the feature, and the others); D and C firing;
+each best-of-N pick's metric, acknowledgment and discrimination per N, prompt and reward
+variant; every dpo-eval metric, whose ack gaps orig − cf are the policies' discrimination,
+`alignment.dpo.compare`), and the difference A − B
 gets a paired bootstrap over the shared examples (`alignment.analysis.stats.paired_bootstrap`). A shared
 metric without per-example values (a dpo-eval that kept only per-seed scores) is shown as A, B
 and A − B with the reason it has no interval. The examples where the runs disagree most (summed
@@ -45,6 +48,17 @@ def _rates(df: pd.DataFrame, cols: dict[str, str], by_variant: bool) -> pd.DataF
     return pd.concat(out, axis=1) if out else pd.DataFrame()
 
 
+def grounded_columns(ack: pd.DataFrame, attrib: pd.DataFrame) -> pd.DataFrame:
+    """Per example over its sampled original responses: the acknowledgment rate among those whose
+    answer strategy D marks as caused by the feature (true ack) and among the others (false ack);
+    NaN where the example has none of that kind, so compare pairs only examples that have it."""
+    keys = ["example_id", "sample"]
+    rows = attrib[attrib["sample"] >= 0][[*keys, "d"]].merge(ack[ack["variant"] == "orig"][[*keys, "ack"]], on=keys)
+    rows = rows.assign(ack=rows["ack"].astype(float), d=rows["d"].astype(bool))
+    return pd.DataFrame({"true ack rate (caused, orig)": rows[rows["d"]].groupby("example_id")["ack"].mean(),
+                         "false ack rate (not caused, orig)": rows[~rows["d"]].groupby("example_id")["ack"].mean()})
+
+
 def per_example_metrics(path: Path) -> pd.DataFrame:
     """One row per example, one column per metric this run has (values in [0, 1])."""
     run = RunDir(path)
@@ -55,15 +69,25 @@ def per_example_metrics(path: Path) -> pd.DataFrame:
         raise UserError(f"{run.path}: missing artifact generate/data.parquet (run `alignment run` on it first)")
     resp = read_parquet(gen)
     parts = [_rates(resp, {"correct": "metric", "valid": "valid"}, True)]
-    if (ack := _optional(run.stage("ack") / "data.parquet")) is not None:
-        parts.append(_rates(ack, {"ack": "ack rate"}, True))
+    ack = _optional(run.stage("ack") / "data.parquet")
+    if ack is not None:
+        parts.append(rates := _rates(ack, {"ack": "ack rate"}, True))
+        if {"ack rate (orig)", "ack rate (cf)"} <= set(rates.columns):
+            parts.append((rates["ack rate (orig)"] - rates["ack rate (cf)"]).rename("discrimination").to_frame())
     if (attrib := _optional(run.stage("attribute") / "data.parquet")) is not None:
         parts.append(_rates(attrib, {"d": "D fired", "c": "C fired"}, False))
+        if ack is not None:
+            parts.append(grounded_columns(ack, attrib))
     if (per := _optional(run.stage("bon") / "per_example.parquet")) is not None:
         for value, label in (("metric", "metric"), ("ack", "ack")):
             wide = per.pivot_table(index="example_id", columns=["N", "prompt", "reward"], values=value)
             wide.columns = [f"BoN-{n} {label} ({p}, {r})" for n, p, r in wide.columns]
             parts.append(wide)
+        ack_wide = per.pivot_table(index="example_id", columns=["N", "reward", "prompt"], values="ack")
+        if "cf" in set(per["prompt"]):
+            disc = {f"BoN-{n} discrimination ({r})": ack_wide[(n, r, "orig")] - ack_wide[(n, r, "cf")]
+                    for n, r, p in ack_wide.columns if p == "orig" and (n, r, "cf") in ack_wide.columns}
+            parts.append(pd.DataFrame(disc))
     # The run's examples are the ones it generated for; other stages' rows are joined onto them.
     table = pd.concat([p for p in parts if not p.empty], axis=1).reindex(sorted(resp["example_id"].unique()))
     dpo = dpo_per_example(run)  # dpo-eval has examples of its own (dpo.eval_split)

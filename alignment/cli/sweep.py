@@ -21,12 +21,17 @@ over examples (95%):
 It *holds* on a seed when both intervals exclude 0 in that direction. Reported beside them, not
 part of the headline: `hide`, RM's pick at the headline N minus at N = 1 (does the plain RM
 actively push acknowledgment below the policy's own rate?), and `control_all`, the control over
-every sampled response (no selection), which measures the policy alone.
+every sampled response (no selection), which measures the policy alone. `control` and
+`control_all` are discriminations (acknowledgment on original − on counterfactual prompts);
+`grounded` is RM_D's pick's grounded acknowledgment at the headline N (acknowledgment among picks
+whose answer strategy D marks as caused by the feature − among the others, `alignment.stats`).
 
 Writes
-`DIR/sweep.csv` (one row per seed and criterion), `DIR/sweep.md` (with the CPU, commit and the
-seconds its stages took, summed from their manifests, so a resumed sweep still reports what the
-work cost) and prints how many seeds hold.
+`DIR/sweep.csv` (one row per seed and criterion), `DIR/summary.json` (every figure pooled over
+the generation seeds, hierarchically: generation seed, then training seed, then prompt;
+`alignment.cli.sweep_pooled`; a claim needs at least five generation seeds), `DIR/sweep.md` (with the
+CPU, commit and the seconds its stages took, summed from their manifests, so a resumed sweep
+still reports what the work cost) and prints how many seeds hold.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,8 +47,9 @@ from typing import Any
 import pandas as pd
 
 from alignment.analysis.bon import marked_headline
-from alignment.analysis.stats import ack_control, excludes_zero, paired_bootstrap
+from alignment.analysis.stats import ack_control, excludes_zero, grounded, paired_bootstrap
 from alignment.cli.flags import with_executor
+from alignment.cli.sweep_pooled import pooled_markdown, pooled_summary
 from alignment.config import parse_override
 from alignment.errors import UserError
 from alignment.executor import LOCAL, ExecutorConfig
@@ -58,7 +65,7 @@ SEEDED = ("task.seed", "generation.seed", "attribution.seed")
 HEADLINE_STAGES = ("build", "generate", "receipts", "attribute", "score", "ack", "bon", "dpo-pairs", "dpo-train", "dpo-eval", "report")
 # Direction each criterion's difference must have for the headline to hold.
 CRITERIA = {"rm_d_vs_rm": +1, "control": +1}
-REPORTED = {"hide": -1, "control_all": +1}  # shown, not part of whether the headline holds
+REPORTED = {"hide": -1, "control_all": +1, "grounded": +1}  # shown, not part of whether the headline holds
 
 
 @dataclass(frozen=True)
@@ -121,12 +128,17 @@ def headline(run: Path) -> list[Criterion]:
     ack = read_parquet(run / "ack" / "data.parquet")
     c = ack_control(ack["example_id"].tolist(), ack["variant"].tolist(), ack["ack"].tolist())
     d = c.difference
-    return [
+    out = [
         _paired("hide", pick(n_max, "rm"), pick(1, "rm"), n_max),
         _paired("rm_d_vs_rm", pick(n_max, "rm_d"), pick(n_max, "rm"), n_max),
         _paired("control", pick(n_max, "rm_d"), pick(n_max, "rm_d", "cf"), n_max),
         Criterion("control_all", d.estimate, d.low, d.high, c.examples),
     ]
+    o = per[(per["prompt"] == "orig") & (per["N"] == n_max) & (per["reward"] == "rm_d")]
+    if "caused" in per.columns and len(o):  # a bon stage older than the caused columns has none
+        g = grounded(o["example_id"].tolist(), o["ack"].tolist(), o["caused"].tolist(), acks_caused=o["ack_caused"].tolist())
+        out.append(Criterion("grounded", g.difference.estimate, g.difference.low, g.difference.high, len(o), n_max))
+    return out
 
 
 def seed_config(path: str, overrides: list[str], seed: int) -> RunConfig:
@@ -148,31 +160,34 @@ def to_markdown(df: pd.DataFrame, config: str) -> str:
     lines = [
         f"# Seed sweep: `{config}`",
         "",
-        f"Headline holds on **{int(held.sum())} of {len(held)}** seeds (both intervals exclude 0 in the "
-        f"claimed direction). CPU: {cpu_name()}; written at commit {git_commit() or 'unknown'}.",
+        f"Headline holds on **{int(held.sum())} of {len(held)}** generation seeds (both intervals exclude 0 in the "
+        f"claimed direction). CPU: {cpu_name()}; written at commit {git_commit() or 'unknown'}. Per generation seed, "
+        "each interval is a 95% paired bootstrap over that seed's prompts; the figures pooled over generation seeds "
+        "follow the table.",
         "",
-        f"| seed | RM_D − RM at BoN-{ns} | RM_D pick: original − counterfactual | holds "
-        f"| RM: BoN-{ns} − BoN-1 | all responses: original − counterfactual | seconds |",
-        "|---:|---|---|---|---|---|---:|",
+        f"| seed | RM_D − RM at BoN-{ns} | RM_D pick: discrimination (original − counterfactual) | holds "
+        f"| RM: BoN-{ns} − BoN-1 | all responses: discrimination | RM_D pick: grounded (true − false ack) | seconds |",
+        "|---:|---|---|---|---|---|---|---:|",
     ]
     for seed, g in df.groupby("seed", sort=True):
         by = {r.criterion: r for r in g.itertuples()}
-        cells = [f"{100 * by[k].estimate:+.1f} [{100 * by[k].low:+.1f}, {100 * by[k].high:+.1f}]" for k in (*CRITERIA, *REPORTED)]
+        cells = [f"{100 * by[k].estimate:+.1f} [{100 * by[k].low:+.1f}, {100 * by[k].high:+.1f}]" if k in by else "n/a"
+                 for k in (*CRITERIA, *REPORTED)]
         lines.append(f"| {seed} | {' | '.join(cells[:2])} | {'yes' if held[seed] else 'no'} | {' | '.join(cells[2:])} "
                      f"| {g['seconds'].iloc[0]:.0f} |")  # fmt: skip
     spread = df.groupby("criterion")["estimate"].agg(["min", "max"])
     lines += ["", "Spread of the point estimates across seeds (points): " + "; ".join(
-        f"{k} {100 * spread.loc[k, 'min']:+.1f} to {100 * spread.loc[k, 'max']:+.1f}" for k in (*CRITERIA, *REPORTED)), ""]
+        f"{k} {100 * spread.loc[k, 'min']:+.1f} to {100 * spread.loc[k, 'max']:+.1f}" for k in (*CRITERIA, *REPORTED) if k in spread.index), ""]
     return "\n".join(lines)
 
 
-DPO_MEASURES = {"ack_diff": "acknowledgment (orig)", "acc_diff": "accuracy (orig)", "cf_ack_diff": "acknowledgment (cf, control)"}
+DPO_MEASURES = {"ack_diff": "acknowledgment (orig)", "acc_diff": "accuracy (orig)", "cf_ack_diff": "acknowledgment (cf, control)",
+                "disc_diff": "discrimination (orig − cf)", "grounded_diff": "grounded acknowledgment (true − false)"}
 
 
 def dpo_rows(run: Path, seed: int) -> list[dict]:
     """DPO(RM_D) − DPO(RM) of one run (its `dpo-eval/summary.json`), pooled over training seeds, and
     whether the DPO criteria hold; none when the run has no DPO evaluation."""
-    import json
 
     from alignment.dpo.effects import holds
 
@@ -254,14 +269,17 @@ class SeedRun:
 
 
 def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, SeedResult]) -> None:
-    """sweep.csv, sweep.md and sweep_dpo.csv from the seeds finished so far, in `seeds` order."""
+    """sweep.csv, sweep.md, sweep_dpo.csv and summary.json (the figures pooled over generation
+    seeds, `alignment.cli.sweep_pooled`) from the seeds finished so far, in `seeds` order."""
     finished = [done[s] for s in seeds if s in done]
     df = table([r for res in finished for r in res.rows])
     dpo = [r for res in finished for r in res.dpo]
     write_text(root / "sweep.csv", df.to_csv(index=False))
     runs = {f"seed {s}": root / f"seed-{s}" for s in seeds}
     notes = sweep_notes(runs) + dpo_sweep_notes(runs)  # judge-error-aware figures
-    write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *dpo_markdown(dpo), *notes]))
+    pooled = pooled_summary({s: root / f"seed-{s}" for s in seeds if s in done})
+    write_text(root / "summary.json", json.dumps({"config": config, **pooled}, indent=2) + "\n")
+    write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *pooled_markdown(pooled), *dpo_markdown(dpo), *notes]))
     if dpo:
         write_text(root / "sweep_dpo.csv", pd.DataFrame(dpo).to_csv(index=False))
 

@@ -9,7 +9,9 @@ on the same held-out examples:
   training seeds as well as between prompts;
 - per seed: the same over examples for one training seed.
 The base policy has no training seed; against it, each seed's policy is paired with the base's
-value on the same example. Written by `alignment dpo-eval` as `effects.csv` and `summary.json`.
+value on the same example. The truthfulness measures `disc_diff` and `grounded_diff` (A's
+discrimination or grounded acknowledgment minus B's) are bootstrapped the same way
+(`alignment.dpo.truth`). Written by `alignment dpo-eval` as `effects.csv` and `summary.json`.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from alignment.analysis.stats import paired_bootstrap
+from alignment.dpo.truth import TRUTH_MEASURES, truth_rows
 
 BASE = "base"
 # summary.json's names: (prompt variant, response column).
@@ -63,13 +66,16 @@ def effect(pair: pd.DataFrame, column: str, pooled: bool, replicates: int = 2000
             "examples": int(pair["example_id"].nunique()), "seeds": int(pair["seed"].nunique())}
 
 
-def effects_table(resp: pd.DataFrame, replicates: int = 2000, measures: tuple[str, ...] = tuple(MEASURES),
+def effects_table(resp: pd.DataFrame, replicates: int = 2000, measures: tuple[str, ...] = (*MEASURES, *TRUTH_MEASURES),
                   per_seed: bool = True) -> pd.DataFrame:
-    """Every comparison × measure, pooled over seeds and (`per_seed`) for each seed."""
+    """Every comparison × measure, pooled over seeds and (`per_seed`) for each seed; the
+    truthfulness measures (`disc_diff`, `grounded_diff`) come from `alignment.dpo.truth`."""
     cells = cell_means(resp)
     rows = []
     for a, b in comparisons(set(cells["reward"])):
-        for measure in measures:
+        if any(m in TRUTH_MEASURES for m in measures):
+            rows += [r for r in truth_rows(resp, a, b, per_seed, replicates) if r["measure"] in measures]
+        for measure in (m for m in measures if m in MEASURES):
             prompt, column = MEASURES[measure]
             pair = paired_cells(cells, a, b, prompt, column) if column in cells else pd.DataFrame()
             if pair.empty:
@@ -85,16 +91,20 @@ def _interval(row: pd.Series) -> dict[str, float]:
     return {"est": float(row["est"]), "lo": float(row["lo"]), "hi": float(row["hi"])}
 
 
-def summary(effects: pd.DataFrame, seconds: float, a: str = "rm_d", b: str = "rm") -> dict[str, Any]:
-    """summary.json: A − B (default DPO(RM_D) − DPO(RM)) pooled and per seed, rates as fractions;
-    `pooled` and `seeds` are empty when A or B was not trained."""
+def summary(effects: pd.DataFrame, seconds: float, a: str = "rm_d", b: str = "rm",
+            rates: dict[str, Any] | None = None) -> dict[str, Any]:
+    """summary.json: A − B (default DPO(RM_D) − DPO(RM)) pooled and per seed, rates as fractions
+    (ack_diff, acc_diff, cf_ack_diff, and the truthfulness differences disc_diff and
+    grounded_diff); `pooled` and `seeds` are empty when A or B was not trained. `rates`: each
+    policy's own figures (`alignment.dpo.truth.rates`)."""
     rows = effects[(effects["a"] == a) & (effects["b"] == b)]
     pooled = {r["measure"]: _interval(r) for _, r in rows[rows["scope"] == "pooled"].iterrows()}
     seeds = []
     for scope, g in rows[rows["scope"] != "pooled"].groupby("scope", sort=False):
         seeds.append({"seed": int(str(scope).split()[-1]), **{r["measure"]: _interval(r) for _, r in g.iterrows()}})
     seeds.sort(key=lambda s: s["seed"])
-    return {"seconds": round(float(seconds), 1), "comparison": f"{a} − {b}", "pooled": pooled, "seeds": seeds}
+    out = {"seconds": round(float(seconds), 1), "comparison": f"{a} − {b}", "pooled": pooled, "seeds": seeds}
+    return out | ({"rates": rates} if rates is not None else {})
 
 
 def holds(summary_: dict[str, Any], min_acc_lo: float = -0.10) -> dict[str, bool]:

@@ -19,7 +19,7 @@ from alignment.generation import chat_for
 from alignment.store import RunDir
 
 KEYS = ["example_id", "variant", "sample"]
-SKIPS = ("no_valid", "same_response", "equal_rewards")
+SKIPS = ("no_valid", "same_response", "equal_texts", "equal_rewards")
 PAIR_COLUMNS = ["example_id", "prompt", "chosen", "rejected", "chosen_sample", "rejected_sample", "chosen_reward", "rejected_reward"]
 
 
@@ -47,8 +47,9 @@ def make_pairs(
     """One pair per original-prompt example from its sampled responses, and the skip counts.
 
     An example is skipped when it has no valid response (`no_valid`), when chosen and rejected
-    are the same response, e.g. a single sample (`same_response`), or when their rewards are
-    equal (`equal_rewards`). Responses without a reward (NaN) are ignored.
+    are the same response, e.g. a single sample (`same_response`), when they are two responses
+    with the same text (`equal_texts`: a pair that teaches nothing, however the rewards differ),
+    or when their rewards are equal (`equal_rewards`). Responses without a reward (NaN) are ignored.
     """
     if variant not in scores_df.columns:
         raise UserError(f"score/data.parquet has no reward column {variant!r}; rerun `alignment score`")
@@ -65,6 +66,9 @@ def make_pairs(
             continue
         if chosen["sample"] == rejected["sample"]:
             skips["same_response"] += 1
+            continue
+        if chosen["text"] == rejected["text"]:
+            skips["equal_texts"] += 1
             continue
         margin = float(chosen[variant]) - float(rejected[variant])
         if margin <= 0:

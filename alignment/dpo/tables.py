@@ -48,11 +48,22 @@ def latex_table(df: pd.DataFrame, caption: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_tables(agg: pd.DataFrame, folder: Path, metric_label: str) -> pd.DataFrame:
+TRUTH_CAPTION = ("Truthfulness per policy over every evaluated response (greedy and sampled), pooled over training seeds: "
+                 "*discrimination* = acknowledgment on original − on counterfactual prompts, paired per example; *true* / "
+                 "*false ack* = acknowledgment among original responses whose answer differs / does not differ from the "
+                 "policy's drawn counterfactual answer (strategy D's mark), *grounded* = true − false; points with 95% "
+                 "bootstrap intervals over training seeds and examples. Truthful: discrimination = ack orig, grounded "
+                 "+100; fabricating (acknowledges everywhere): 0 and 0.")
+
+
+def write_tables(agg: pd.DataFrame, folder: Path, metric_label: str, truth: str | None = None) -> pd.DataFrame:
+    """dpo.csv, dpo.md (with the truthfulness table `truth` after the scores, when given) and dpo.tex.
+    In the score table *ack rate orig − cf* is each decoding's discrimination."""
     shown = display_table(agg, metric_label)
     with atomic_path(folder / "dpo.csv") as tmp:
         agg.to_csv(tmp, index=False)
-    write_text(folder / "dpo.md", md_table(shown) + "\n")
+    extra = f"\n{TRUTH_CAPTION}\n\n{truth}\n" if truth else ""
+    write_text(folder / "dpo.md", md_table(shown) + "\n" + extra)
     caption = (f"DPO policies: {metric_label} and acknowledgment rate (\\%) on original and counterfactual "
                "prompts, mean ± std over seeds.")
     write_text(folder / "dpo.tex", latex_table(shown, caption))
@@ -107,7 +118,8 @@ def dpo_report_section(run: RunDir, corrected: list[str] | None = None) -> list[
 
 
 MEASURE_NAMES = {"ack_diff": "acknowledgment, original prompts", "acc_diff": "accuracy, original prompts",
-                 "cf_ack_diff": "acknowledgment, counterfactual prompts (control)"}
+                 "cf_ack_diff": "acknowledgment, counterfactual prompts (control)",
+                 "disc_diff": "discrimination (ack orig − cf)", "grounded_diff": "grounded acknowledgment (true − false)"}
 
 
 def _pts(est: float, lo: float, hi: float) -> str:
@@ -148,14 +160,19 @@ def _effects(run: RunDir, labelled: bool = False) -> list[str]:
 
 def _control(pooled: pd.DataFrame) -> str:
     """What the counterfactual control says about the headline difference (empty without one)."""
-    c = pooled[(pooled["a"] == "rm_d") & (pooled["b"] == "rm") & (pooled["measure"] == "cf_ack_diff")]
+    head = pooled[(pooled["a"] == "rm_d") & (pooled["b"] == "rm")]
+    c = head[head["measure"] == "cf_ack_diff"]
+    truth = "".join(f" {name}: {_pts(r.est, r.lo, r.hi)}." for m, name in (
+        ("disc_diff", "Discrimination (acknowledgment original − counterfactual), DPO(RM_D) − DPO(RM)"),
+        ("grounded_diff", "Grounded acknowledgment (true − false), DPO(RM_D) − DPO(RM)"))
+        for r in head[head["measure"] == m].itertuples(index=False))
     if c.empty:
-        return ""
+        return truth
     r = c.iloc[0]
     if r.lo > 0:
         return (f" The counterfactual control (no solution to acknowledge) moves too, {_pts(r.est, r.lo, r.hi)}: the "
-                "difference is in how often the policy mentions the book at all, not only where it used it.")
-    return f" The counterfactual control: {_pts(r.est, r.lo, r.hi)}."
+                "difference is in how often the policy mentions the book at all, not only where it used it." + truth)
+    return f" The counterfactual control: {_pts(r.est, r.lo, r.hi)}." + truth
 
 
 def _pair_stats(run: RunDir) -> list[str]:
@@ -164,7 +181,7 @@ def _pair_stats(run: RunDir) -> list[str]:
     rows = []
     for stats_file in sorted(run.stage("dpo-pairs").glob("*/stats.json")):
         st = json.loads(stats_file.read_text())
-        skipped = ", ".join(f"{st.get(f'skipped_{k}', 0)} {k.replace('_', ' ')}" for k in ("no_valid", "same_response", "equal_rewards"))
+        skipped = ", ".join(f"{st.get(f'skipped_{k}', 0)} {k.replace('_', ' ')}" for k in ("no_valid", "same_response", "equal_texts", "equal_rewards"))
         pct = {k: "n/a" if pd.isna(st.get(k)) else f"{100 * st[k]:.0f}%" for k in ("chosen_ack", "rejected_ack", "chosen_correct", "rejected_correct")}
         margin = "n/a" if pd.isna(st.get("mean_margin")) else f"{st['mean_margin']:.2f}"
         rows.append(f"| {stats_file.parent.name} | {st.get('train', 0)} / {st.get('valid', 0)} | {skipped} | {margin} | "

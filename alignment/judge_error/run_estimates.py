@@ -63,8 +63,16 @@ def coefficients(table: pd.DataFrame, n: int, variants: list[str]) -> dict[str, 
     if cf.any():
         out["all responses, counterfactual prompts"] = cf / cf.sum()
         out["original − counterfactual (control)"] = out["all responses, original prompts"] - out["all responses, counterfactual prompts"]
+    if "d" in table.columns:  # grounded acknowledgment: linear in the labels, the caused marks are fixed
+        caused = orig & table["d"].fillna(False).astype(bool).to_numpy()
+        if caused.any() and (orig & ~caused).any():
+            out["true ack (caused by the feature)"] = caused / caused.sum()
+            out["false ack (not caused)"] = (orig & ~caused) / (orig & ~caused).sum()
+            out["true − false ack (grounded)"] = out["true ack (caused by the feature)"] - out["false ack (not caused)"]
     for v in variants:
         out[f"BoN-{n} {v}"] = pick_coefficients(table, "orig", n, v)
+        if cf.any():  # the pick's discrimination: its rate on original minus on counterfactual prompts
+            out[f"BoN-{n} {v} original − counterfactual (discrimination)"] = out[f"BoN-{n} {v}"] - pick_coefficients(table, "cf", n, v)
     for v in variants[1:]:
         out[f"BoN-{n} {v} − {variants[0]}"] = out[f"BoN-{n} {v}"] - out[f"BoN-{n} {variants[0]}"]
     return out

@@ -23,7 +23,9 @@ Verdicts (answers are option indices, `INVALID = -1` for an unparseable answer, 
   `verdict_r({}) = answer(r)` and for `T != {}` the answer of one sample drawn (seeded) from T's
   pool. The draw for `T = {protected}` uses exactly `attribute`'s generator and index, so
   `cells[{protected}] != cells[{}]` is strategy D's `d` (with `invalid: as_answer`). Other hybrids
-  get independent seeded draws, so this cube carries one-sample noise, as D does.
+  get independent seeded draws, so this cube carries one-sample noise, as D does. Like D's, the
+  draws are once per prompt (every response of an example reads the same draw per hybrid) unless
+  `attribution.draw` is `per_response`.
 
 Execution is adaptive (`execute_cube`, memoised and counted): hybrids are generated in rounds,
 only when some cube asks for them. A round asks, per cube, for the missing endpoints, else for the
@@ -127,9 +129,10 @@ def _example_fns(row: Row, pool: Pool) -> tuple[Callable, Callable]:
 
 
 def _response_fns(
-    row: Row, response: Row, pool: Pool, seed: int
+    row: Row, response: Row, pool: Pool, seed: int, per_response: bool = False
 ) -> tuple[Callable, Callable]:
-    eid, order, sample = str(row["id"]), source_names(row), int(response["sample"])
+    eid, order = str(row["id"]), source_names(row)
+    sample = int(response["sample"]) if per_response else None  # attribute's draw: once per prompt by default
     protected = frozenset({protected_source(row)})
 
     def has(t: frozenset[str]) -> bool:
@@ -146,12 +149,12 @@ def _response_fns(
     return verdict, has
 
 
-def strategy_d(row: Row, response: Row, pool: Pool, seed: int) -> bool:
+def strategy_d(row: Row, response: Row, pool: Pool, seed: int, per_response: bool = False) -> bool:
     """`attribute`'s `d` read off the response's cube: its protected singleton differs from it.
 
     Computed outside `execute_cube` because a cube whose endpoints agree never executes it.
     """
-    verdict, _ = _response_fns(row, response, pool, seed)
+    verdict, _ = _response_fns(row, response, pool, seed, per_response)
     return verdict(frozenset({protected_source(row)})) != verdict(frozenset())
 
 
@@ -181,10 +184,11 @@ def example_cube(row: Row, pool: Pool, full: bool = False) -> Cube:
     return cube
 
 
-def response_cube(row: Row, response: Row, pool: Pool, seed: int, full: bool = False) -> Cube:
-    """One original response's cube (strategy-D draws); `seed` is `attribution.seed`."""
+def response_cube(row: Row, response: Row, pool: Pool, seed: int, full: bool = False, per_response: bool = False) -> Cube:
+    """One original response's cube (strategy-D draws); `seed` is `attribution.seed`,
+    `per_response` its `draw: per_response`."""
     order = source_names(row)
-    cube, missing = _cube(_response_fns(row, response, pool, seed), order, full)
+    cube, missing = _cube(_response_fns(row, response, pool, seed, per_response), order, full)
     if missing:
         raise UserError(f"example {row['id']}: hybrids not generated: {_keys(missing, order)}")
     return cube
@@ -195,14 +199,15 @@ def _keys(subsets: Iterable[frozenset[str]], order: Sequence[str]) -> list[str]:
 
 
 def plan_needs(
-    rows: Sequence[Row], responses: Mapping[str, list[Row]], pool: Pool, seed: int, full: bool
+    rows: Sequence[Row], responses: Mapping[str, list[Row]], pool: Pool, seed: int, full: bool,
+    per_response: bool = False,
 ) -> list[tuple[str, str]]:
     """(example_id, hybrid key) pairs to generate next, in a fixed order."""
     needs: set[tuple[str, str]] = set()
     for row in rows:
         order, eid = source_names(row), str(row["id"])
         fns = [_example_fns(row, pool)]
-        fns += [_response_fns(row, r, pool, seed) for r in responses.get(eid, [])]
+        fns += [_response_fns(row, r, pool, seed, per_response) for r in responses.get(eid, [])]
         for f in fns:
             _, missing = _cube(f, order, full)
             needs |= {(eid, hybrid_key(t, order)) for t in _needs(missing, order, full)}
@@ -304,12 +309,14 @@ def run_cubes(
     seed: int = 0,
     generator: Generator | Callable[[], Generator] | None = None,
     full: bool = False,
+    per_response: bool = False,
 ) -> CubeRun:
     """Execute every example's cube and every original response's cube, generating each needed
     hybrid once per example, in resumable rounds (`shard_dir/round-XX/part-XXXXX.parquet`).
 
     `responses` are `generate`'s rows (may be empty: then `{}` and `{protected}` are generated
-    too); `seed` is `attribution.seed` (the per-response draws).
+    too); `seed` is `attribution.seed` and `per_response` its `draw: per_response` (strategy D's
+    draws, once per prompt by default).
     """
     rows = examples.to_dict("records")
     by_id = {str(r["id"]): r for r in rows}
@@ -320,7 +327,7 @@ def run_cubes(
             origs.setdefault(str(r["example_id"]), []).append(r)
     get, new_rows, generated = _lazy(generator, cfg), [], {}
     rounds = 0
-    while needs := plan_needs(rows, origs, pool, seed, full):
+    while needs := plan_needs(rows, origs, pool, seed, full, per_response):
         if rounds > 2 ** max(len(source_names(r)) for r in rows) + 1:
             raise UserError("receipts: hybrid generation did not converge")  # a bug, not data
         df = generate_round(hybrid_jobs(by_id, needs, cfg), cfg, shard_dir / f"round-{rounds:02d}", get)
@@ -331,13 +338,13 @@ def run_cubes(
         rounds += 1
     ex_cubes = {eid: example_cube(row, pool, full) for eid, row in by_id.items()}
     resp_cubes = {
-        (eid, int(r["sample"])): response_cube(by_id[eid], r, pool, seed, full)
+        (eid, int(r["sample"])): response_cube(by_id[eid], r, pool, seed, full, per_response)
         for eid, rs in origs.items()
         if eid in by_id
         for r in rs
     }
     d = {
-        (eid, int(r["sample"])): strategy_d(by_id[eid], r, pool, seed)
+        (eid, int(r["sample"])): strategy_d(by_id[eid], r, pool, seed, per_response)
         for eid, rs in origs.items()
         if eid in by_id
         for r in rs

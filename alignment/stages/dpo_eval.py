@@ -4,7 +4,9 @@ Reads build, dpo-pairs and dpo-train. Each policy answers the original and count
 of the held-out `dpo.eval_split` (no example there gave a pair) greedily and with
 `dpo.eval_n_samples` samples; the judge (`judge.*`) labels every response. Writes
 `dpo-eval/responses.parquet`, per-seed scores `data.parquet`, `effects.csv` (every comparison,
-pooled over seeds and per seed, `alignment.dpo.effects`), `summary.json` (DPO(RM_D) − DPO(RM)),
+pooled over seeds and per seed, `alignment.dpo.effects`; with discrimination and grounded
+acknowledgment, `alignment.dpo.truth`, whose `caused` column responses.parquet carries),
+`summary.json` (DPO(RM_D) − DPO(RM), and `rates`: each policy's acknowledgment, discrimination and accuracy),
 `ack_effects.csv`, `dpo.csv` / `dpo.md` / `dpo.tex` and `dpo.png` (`alignment.dpo.evaluate`).
 """
 
@@ -15,6 +17,7 @@ import time
 
 import pandas as pd
 
+from alignment.augment.attribution import AttributionConfig
 from alignment.context import Context
 from alignment.dpo.config import DPOConfig
 from alignment.dpo.effects import effects_table, summary
@@ -27,6 +30,7 @@ from alignment.dpo.evaluate import (
     policies,
 )
 from alignment.dpo.tables import plot, write_tables
+from alignment.dpo.truth import mark_caused, rates, truth_markdown
 from alignment.errors import UserError
 from alignment.judge import make_judge
 from alignment.judge.base import verdict_columns
@@ -58,6 +62,8 @@ def dpo_eval(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
     gen_seconds = time.time() - started
     judge_cfg = ctx.section("judge")
     resp = resp.assign(**verdict_columns(make_judge(judge_cfg).judge(judge_task(ctx), resp["text"].tolist())))
+    attribution = ctx.section("attribution") if "attribution" in ctx.sections else AttributionConfig()
+    resp["caused"] = mark_caused(resp, attribution.seed, attribution.invalid)
     folder = ctx.folder("dpo-eval")
     write_parquet(folder / "responses.parquet", resp)
     scores = per_seed_scores(resp, examples.set_index("id")["answer"])
@@ -66,11 +72,12 @@ def dpo_eval(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
     write_text(folder / "effects.csv", effects.to_csv(index=False))
     write_text(folder / "ack_effects.csv", ack_effects(resp, effects=effects).to_csv(index=False))
     agg = aggregate(scores)
-    write_tables(agg, folder, ctx.task.metric_label)
+    policy_rates = rates(resp)
+    write_tables(agg, folder, ctx.task.metric_label, truth_markdown(policy_rates))
     plot(agg, ctx.task.metric_label, folder / "dpo.png")
     before = ["build", "generate", "attribute", "score", "ack", "dpo-pairs", "dpo-train"]
     seconds = sum(ctx.run.seconds(s) for s in before) + time.time() - started
-    write_text(folder / "summary.json", json.dumps(summary(effects, seconds), indent=2) + "\n")
+    write_text(folder / "summary.json", json.dumps(summary(effects, seconds, rates=policy_rates), indent=2) + "\n")
     ctx.models["policy"] = str(cfg.model)
     ctx.extra |= {"judge": judge_cfg.name, "metric": ctx.task.metric_label, "eval_n_samples": cfg.eval_n_samples,
                   "seeds": list(cfg.seeds), "eval_split": cfg.eval_split,

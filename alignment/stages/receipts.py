@@ -34,7 +34,7 @@ def receipts(
     # Shards survive a change of attribution seed (draws only), not of what is generated.
     shard_key = config_hash({"generation": to_dict(gen_cfg), "build": ctx.input_id("build"), "full": full})
     shard_dir = ctx.shards("receipts", cfg, (), key=shard_key)
-    result = run_cubes(examples, responses, gen_cfg, shard_dir, cfg.seed, generator, full)
+    result = run_cubes(examples, responses, gen_cfg, shard_dir, cfg.seed, generator, full, cfg.draw == "per_response")
     by_id = {str(r["id"]): r for r in examples.to_dict("records")}
     ex_rows = [example_row(by_id[e], c, result) for e, c in result.example_cubes.items()]
     resp_rows = [response_row(by_id[e], s, c, result.response_d[e, s]) for (e, s), c in result.response_cubes.items()]
