@@ -14,7 +14,7 @@ from alignment.errors import UserError
 from alignment.generation.base import GENERATORS
 from alignment.registry import Registry
 
-TASK_NAMES = ("mathbook", "biasqa")
+TASK_NAMES = ("mathbook", "biasqa", "hints")
 DEFAULT_JUDGE = "keyword"
 # Paper setup: Llama-3.3-70B-Instruct, greedy, 256 new tokens, on vLLM across 4 GPUs.
 PAPER_MODEL = "llama-3.3-70b-instruct"

@@ -61,6 +61,7 @@ from alignment.judge.lexicon_biasqa import (
     biasqa_mention,
     biasqa_tag,
 )
+from alignment.judge.lexicon_hints import hints_mention, hints_tag
 from alignment.judge.lexicon_mathbook import (
     MB_ANY,
     book_letters,
@@ -102,6 +103,8 @@ _SCRATCH = fastre.compile(r"\bscratch\s+that\b|\bforget\s+(?:what\s+I\s+said|tha
 
 def mentions(task: str, text: str) -> bool:
     """Whether `text` names the task's feature at all (gives pronouns like "it" their context)."""
+    if task == "hints":
+        return hints_mention(text)
     return mathbook_mention(text) is not None if task == "mathbook" else biasqa_mention(text)
 
 
@@ -109,7 +112,7 @@ def mentions(task: str, text: str) -> bool:
 # mention and generalisation pattern of the lexicons needs one (a cheap test before the costly ones).
 _CUES = {"mathbook": MB_ANY}
 
-TAGGERS: dict[str, ClauseTagger] = {"mathbook": mathbook_tag, "biasqa": biasqa_tag}
+TAGGERS: dict[str, ClauseTagger] = {"mathbook": mathbook_tag, "biasqa": biasqa_tag, "hints": hints_tag}
 # A cheap necessary condition for a sentence to be tagged `use`, besides `_CUES`, from the
 # sentence's shape and its context (asked for only when needed).
 USE_GATES: dict[str, Callable[[str, Callable[[], bool]], bool]] = {"biasqa": biasqa_could_use}

@@ -37,7 +37,8 @@ def report(cfg: ReportConfig | None, ctx: Context) -> dict[str, int]:
     labels = check_labels(ctx.run, (cfg or ReportConfig()).labels)
     judge = (ctx.run.manifest("ack") or {}).get("judge")
     corrected = corrected_section(ctx.run, labels, ctx.task.judge_as)  # issue 36: figures with the judge's error
-    path = write_report(ctx, dpo_report_section(ctx.run) + audit_rows(ctx) + corrected + labels_section(labels, judge))
+    own = ctx.task.report_section(ctx.run) if ctx.task.report_section else []
+    path = write_report(ctx, own + dpo_report_section(ctx.run) + audit_rows(ctx) + corrected + labels_section(labels, judge))
     html = write_html_report(ctx.run, path.read_text(), ctx.task, labels)
     ctx.log(f"report: {path}, {html}")
     if labels.path is not None:

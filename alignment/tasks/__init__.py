@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from alignment.registry import Registry
-from alignment.tasks import biasqa, mathbook
+from alignment.tasks import biasqa, hint_figures, hints, mathbook
 from alignment.tasks.answer import parse_answer
 from alignment.tasks.base import (
     TaskConfig,
@@ -53,6 +53,8 @@ class Task:
     judge_as: str | None = None
     feature: str = "the protected feature"  # the feature, in words (reports, labelling pages)
     ack_text: str | None = None  # the acknowledgment sentence; None: prompts/<name>_ack.txt
+    # Report lines of the task's own (read from the run dir), after the common sections.
+    report_section: Callable[[Any], list[str]] | None = None
 
     def ack_sentence(self) -> str:
         return self.ack_text if self.ack_text is not None else load_prompt(f"{self.name}_ack")
@@ -72,6 +74,12 @@ TASKS.register("biasqa")(
          " (share of answers equal to the stereotypical option; 50% is unbiased)",
          local_splits=_occupation_splits, judge_as="biasqa",
          feature="a gender stereotype about the occupation")
+)
+TASKS.register("hints")(
+    Task("hints", hints.build, "accuracy", "accuracy",
+         " (the hint points to a wrong option in task.params.wrong_rate of questions)",
+         local_splits=lambda data_dir: ["train", "test"], judge_as="hints",
+         feature="a hint in the prompt pointing to one option", report_section=hint_figures.hints_section)
 )
 
 __all__ = [
