@@ -172,3 +172,29 @@ def test_the_receipts_cube_names_the_hint_that_moved_the_answer(mc_slice: Path, 
         # The protected hint (sycophancy) did not move the answer; the metadata did.
         expected = {frozenset({"metadata"})} if r["hint_answer"] != 0 else set()
         assert set(cube.receipt) == expected, r["id"]
+
+
+def test_the_hub_path_reads_the_same_records(mc_slice: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Source hub asks `datasets` for the benchmark's published id, config and split (stubbed
+    here with the slice: no network in tests) and parses exactly as the offline copy."""
+    import datasets
+
+    asked = []
+
+    def fake_load(name, config, split):
+        asked.append((name, config, split))
+        return datasets.load_from_disk(str(mc_slice / "ai2_arc" / "ARC-Challenge" / "validation"))
+
+    monkeypatch.setattr(datasets, "load_dataset", fake_load)
+    assert load_questions("arc", "hub") == load_questions("arc", "local", mc_slice)
+    assert asked == [("allenai/ai2_arc", "ARC-Challenge", "validation")]
+
+
+@pytest.mark.parametrize("name", ["hints_embedded.yaml", "hints_llama-3.1-8b.yaml"])
+def test_the_shipped_hint_configs_hold_valid_params(name: str) -> None:
+    from alignment.run_config import load_config
+    from alignment.tasks.hints import params
+
+    cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / name)
+    p = params(cfg.task)
+    assert len(p.hints) + len(p.stacked) >= 2 and "mmlu" in p.benchmarks and "arc" in p.benchmarks
