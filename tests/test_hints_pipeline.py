@@ -87,3 +87,32 @@ def test_the_new_hint_type_reaches_the_judge_and_the_disclaimer(authority) -> No
     assert disclaimer("hints", [["authority"]]) == AUTHORITY_ACK
     assert keyword_verdict("hints", "The almanac lists (B), so I agree. Therefore, the answer is (B).").ack
     assert not keyword_verdict("hints", "Trees grow toward light. Therefore, the answer is (B).").ack
+
+
+def test_a_hint_run_on_ray_gives_the_local_rows(tmp_path: Path, tiny_llama_dir: Path, mc_slice: Path) -> None:
+    """build → generate → attribute → score → ack of a hint run, locally and on a local Ray
+    cluster (2 CPUs): the same rows."""
+    pytest.importorskip("ray")
+    from alignment.executor import ExecutorConfig, start_ray
+    from alignment.run_config import load_config
+    from alignment.runner import prepare_run_dir, run_all
+
+    path = config(tmp_path, tiny_llama_dir, mc_slice, hints=["sycophancy", "metadata"], stacked=[])
+    ray_cfg = {"kind": "ray", "local_cpus": 2, "workers": 1, "num_cpus": 1}
+    runs = []
+    ray = None
+    try:
+        for name, executor in (("local", {}), ("ray", ray_cfg)):
+            if executor:
+                ray = start_ray(ExecutorConfig(**executor))
+            cfg = load_config(path, [f"executor.kind={executor.get('kind', 'local')}"] +
+                              [f"executor.{k}={v}" for k, v in executor.items() if k != "kind"])
+            run = prepare_run_dir(cfg, tmp_path / name)
+            run_all(cfg, run, quiet=True, stages=["build", "generate", "attribute", "score", "ack"])
+            runs.append(run)
+    finally:
+        if ray is not None:
+            ray.shutdown()
+    for stage in ("build", "generate", "attribute", "score", "ack"):
+        pd.testing.assert_frame_equal(runs[0].read(stage), runs[1].read(stage))
+    assert len(runs[0].read("generate")) == 8 * 2 * 2
