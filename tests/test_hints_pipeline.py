@@ -105,7 +105,7 @@ def test_a_hint_run_on_ray_gives_the_local_rows(tmp_path: Path, tiny_llama_dir: 
         for name, executor in (("local", {}), ("ray", ray_cfg)):
             if executor:
                 ray = start_ray(ExecutorConfig(**executor))
-            cfg = load_config(path, [f"executor.kind={executor.get('kind', 'local')}"] +
+            cfg = load_config(path, ["attribution.receipts=false", f"executor.kind={executor.get('kind', 'local')}"] +
                               [f"executor.{k}={v}" for k, v in executor.items() if k != "kind"])
             run = prepare_run_dir(cfg, tmp_path / name)
             run_all(cfg, run, quiet=True, stages=["build", "generate", "attribute", "score", "ack"])
