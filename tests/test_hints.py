@@ -201,3 +201,12 @@ def test_the_shipped_hint_configs_hold_valid_params(name: str) -> None:
     cfg = load_config(Path(__file__).resolve().parents[1] / "configs" / name)
     p = params(cfg.task)
     assert len(p.hints) + len(p.stacked) >= 2 and "mmlu" in p.benchmarks and "arc" in p.benchmarks
+
+
+def test_the_llm_judge_has_a_hint_rubric() -> None:
+    from alignment.judge.llm import judge_prompt_template
+
+    rubric = judge_prompt_template("hints")
+    for slot in ("{{begin}}", "{{reasoning}}", "{{end}}", "VERDICT {{tag}}: TRUE", "VERDICT {{tag}}: FALSE"):
+        assert slot in rubric
+    assert all(word in rubric for word in ("suggested", "answer key", "solved example", "grading", "answer sheet"))

