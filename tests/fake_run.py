@@ -56,7 +56,7 @@ def _responses(examples: pd.DataFrame, n_samples: int, rng: random.Random, skill
 
 
 def fake_run(path: Path, n_examples: int = 6, n_samples: int = 4, seed: int = 0, skill: float = 0.4,
-             bonus: float = 0.5) -> RunDir:
+             bonus: float = 0.5, draw: str = "per_prompt") -> RunDir:
     """A finished run dir (build → generate → attribute → score → ack → bon → report) at `path`.
 
     `skill` moves the policy's accuracy, `bonus` how much the reward model likes the
@@ -69,7 +69,7 @@ def fake_run(path: Path, n_examples: int = 6, n_samples: int = 4, seed: int = 0,
     rng = random.Random(seed)
     resp = _responses(ctx.read("build"), n_samples, rng, skill)
     write_parquet(run.stage("generate") / "data.parquet", resp)
-    attribute(AttributionConfig(), ctx)
+    attribute(AttributionConfig(draw=draw), ctx)
     scores = resp[["example_id", "variant", "sample"]].copy()
     scores["reward_plain"] = [round(rng.gauss(0, 1), 4) for _ in range(len(scores))]
     scores["reward_augmented"] = (scores["reward_plain"] + bonus).where(scores["variant"] == "orig")

@@ -23,7 +23,7 @@ from alignment.store import RunDir
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
-    run = fake_run(tmp_path_factory.mktemp("compare-estimates") / "run", n_examples=8)
+    run = fake_run(tmp_path_factory.mktemp("compare-estimates") / "run", n_examples=8, draw="per_response")  # rm_d picks differ from rm's
     fake_dpo_eval(run)
     return run
 
