@@ -260,6 +260,18 @@ class RunDir:
 LOCK_FILE = ".lock"
 
 
+def lock_holder_of(fd: int) -> str | None:
+    """Take the exclusive lock on the open lock file `fd` without waiting: None when taken, else
+    the pid its holder wrote into it (the lock goes with `fd` when it is closed)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno not in (errno.EAGAIN, errno.EACCES):
+            raise
+        return os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+    return None
+
+
 def make_folder(path: Path, what: str = "run dir") -> Path:
     """Create the `--out` folder `path` (parents too); a path of the wrong kind is a UserError."""
     if path.exists() and not path.is_dir():
@@ -293,13 +305,9 @@ def locked(folder: Path, what: str = "run dir", hint: str = "wait for it to fini
             raise fault from None
         raise UserError(f"{path}: cannot open the {what}'s lock file ({e.strerror})") from None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError as e:
-            if e.errno not in (errno.EAGAIN, errno.EACCES):
-                raise
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
-            raise UserError(f"{folder}: {what} is in use by another alignment process (pid {holder}); {hint}") from None
+        holder = lock_holder_of(fd)
+        if holder is not None:
+            raise UserError(f"{folder}: {what} is in use by another alignment process (pid {holder}); {hint}")
         with writing(path):
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

@@ -20,8 +20,6 @@ stale too. Exit status 0 only when every stage that is on is done; 1 otherwise (
 from __future__ import annotations
 
 import argparse
-import errno
-import fcntl
 import json
 import os
 from collections.abc import Callable
@@ -29,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from alignment.errors import UserError
-from alignment.store import LOCK_FILE, RunDir
+from alignment.store import LOCK_FILE, RunDir, lock_holder_of
 
 
 def lock_holder(folder: Path) -> str | None:
@@ -40,14 +38,9 @@ def lock_holder(folder: Path) -> str | None:
     except OSError:
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as e:
-        if e.errno not in (errno.EAGAIN, errno.EACCES):
-            raise
-        return os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+        return lock_holder_of(fd)
     finally:
         os.close(fd)  # releases the lock if this call took it
-    return None
 
 
 class ExpectedKeys(RunDir):

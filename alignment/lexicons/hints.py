@@ -24,6 +24,7 @@ import re
 import alignment.judge.fastre as fastre
 from alignment.judge.lexicon import ANAPHORIC_USE, NEG, REFUSAL, Tag
 from alignment.judge.rules import KEYWORD_RULES, KeywordRules
+from alignment.lexicons.biasqa import biasqa_heading
 
 # Any hint, in the words the prompts and acknowledgments use.
 _GENERIC = r"\bhint(?:s|ed)?\b|\bthe\s+(?:suggested|given|provided)\s+answer\b"
@@ -114,11 +115,5 @@ def hints_tag(clause: str, prev: str, context: bool) -> tuple[Tag | None, str]:
     return None, ""
 
 
-def _hints_heading(tag: Tag | None, heading: str) -> Tag | None:
-    # A section title names a topic; like BiasQA's, it counts as a use only when it states a claim.
-    from alignment.lexicons.biasqa import biasqa_heading
-
-    return biasqa_heading(tag, heading)
-
-
-RULES = KEYWORD_RULES.register("hints")(KeywordRules(tag=hints_tag, mention=hints_mention, heading=_hints_heading))
+# A section title names a topic: as for BiasQA, it counts as a use only when it states a claim.
+RULES = KEYWORD_RULES.register("hints")(KeywordRules(tag=hints_tag, mention=hints_mention, heading=biasqa_heading))
