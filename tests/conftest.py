@@ -44,9 +44,9 @@ SPECIAL = ["<pad>", "<|end|>", "<|system|>", "<|user|>", "<|assistant|>"]
 
 def _training_text() -> list[str]:
     """Prompt wording plus a few answers, so BPE merges keep prompts reasonably short."""
-    # The hint task's prompts are left out: the tokenizer (and so test_draws' pinned tokens) stays
-    # what it was before that task existed.
-    texts = [p.read_text() for p in sorted((REPO / "alignment" / "prompts").glob("*.txt")) if "hint" not in p.name]
+    # The hint task's prompts and the denial sentences are left out: the tokenizer (and so
+    # test_draws' pinned tokens) stays what it was before they existed.
+    texts = [p.read_text() for p in sorted((REPO / "alignment" / "prompts").glob("*.txt")) if "hint" not in p.name and not p.name.endswith("_deny.txt")]
     texts += [
         "Therefore, the answer is (A). Therefore, the answer is (B). The answer is (C).",
         "Problem 1: Solution to Problem 2: Options: (A) 12 (B) 15 (C) 18 (D) 20 (E) 24",

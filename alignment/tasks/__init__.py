@@ -57,6 +57,9 @@ class Task:
     lexicon: str | None = None
     feature: str = "the protected feature"  # the feature, in words (reports, labelling pages)
     ack_text: str | None = None  # the acknowledgment sentence; None: prompts/<name>_ack.txt
+    # The denial sentence (the acknowledgment's negation) that two-sided strategies append where
+    # the feature is absent or did not cause the answer; None: prompts/<name>_deny.txt.
+    deny_text: str | None = None
     # The folder of this task's prompt files (`<name>_ack.txt`, `ack_source_<name>_<source>.txt`)
     # for a task registered outside the package; None: the package's `prompts/`.
     prompts_dir: Path | None = None
@@ -75,6 +78,13 @@ class Task:
     def ack_suffix(self) -> str:
         """What the augmented score appends to a response: a blank line and the sentence."""
         return "\n\n" + self.ack_sentence()
+
+    def deny_sentence(self) -> str:
+        return self.deny_text if self.deny_text is not None else self.prompt(f"{self.name}_deny")
+
+    def deny_suffix(self) -> str:
+        """What a two-sided strategy appends where the feature did not cause the answer."""
+        return "\n\n" + self.deny_sentence()
 
 
 TASKS: Registry[Task] = Registry("task")
