@@ -20,12 +20,16 @@ import pandas as pd
 class Strategy:
     """One reward variant: `variant` is its reward column, `flag` the attribution column that
     switches to the augmented score (None: never), `expected` makes that column a weight p
-    (p·augmented + (1 − p)·plain), and `receipts` marks a variant that needs the receipts stage."""
+    (p·augmented + (1 − p)·plain), `receipts` marks a variant that needs the receipts stage, and
+    `two_sided` one that also scores counterfactual-prompt responses (and original ones the
+    feature did not cause) with the task's denial appended, and takes DPO pairs and best-of-N
+    picks from both prompt types."""
 
     variant: str
     flag: str | None
     expected: bool = False
     receipts: bool = False
+    two_sided: bool = False
     doc: str = ""
 
 
