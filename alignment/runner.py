@@ -147,6 +147,12 @@ def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:
         from alignment.judge import code_id
 
         parts["judge_code"] = code_id(cfg.judge, TASKS.get(cfg.task.name).judge_as)
+    if stage.name == "score":
+        # Nor are the sentences the score stage appends: a reworded or newly added acknowledgment
+        # or denial sentence must rescore (and an older score gains the denial column).
+        from alignment.stages.score import appended_sentences
+
+        parts["sentences"] = appended_sentences(TASKS.get(cfg.task.name))
     return config_hash({"stage": stage.name, **parts})
 
 

@@ -19,6 +19,11 @@ N = m there is one subset, so the estimate rests on a single pick per example; a
 averages over many, which is why the headline N (`headline_n`) defaults to the largest such N.
 Means are then taken over examples, with the standard error across examples. N larger than the
 samples available is left out.
+
+Each variant picks by its own reward on both prompt types. On counterfactual prompts the
+one-sided variants equal the plain score, so their control is plain RM's pick; a two-sided
+variant (`rm_d_deny`) scores counterfactual responses min(plain, denial appended), so its control
+is its own pick there (`alignment.augment.strategies`).
 """
 
 from __future__ import annotations

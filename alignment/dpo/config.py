@@ -20,9 +20,12 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Literal
 
-from alignment.augment.strategies import REWARD_VARIANTS as DPO_VARIANTS
+from alignment.augment.strategies import REWARD_VARIANTS, TWO_SIDED_VARIANTS
 from alignment.config import check, doc
 
+# Pairs can come from every variant a run has, and from the two-sided ones where the task has a
+# denial sentence (the dpo-pairs stage says so in one line where it has none).
+DPO_VARIANTS: tuple[str, ...] = (*REWARD_VARIANTS, *TWO_SIDED_VARIANTS)
 SUBSECTION_NAMES = ("pairs", "train", "eval")
 # Field -> the sub-sections that read it. `enabled` turns the stages on and changes no output;
 # `seeds`, `variants` and the run settings (device, gradient checkpointing, the shared reference)
@@ -57,14 +60,18 @@ class DPOConfig:
     enabled: bool = doc("Run the DPO stages (dpo-pairs, dpo-train, dpo-eval). They run only when task.splits also "
                         "holds a split other than eval_split to give pairs: evaluation is on held-out prompts.", True)
     model: str | None = doc("Policy base model: preset name, hub id or local folder (null = generation.model).", None)
-    variants: list[str] = doc("Reward variants to build pairs from and train on (rm, rm_d, rm_c, rm_*_expected).", factory=lambda: ["rm", "rm_d", "rm_c"])
+    variants: list[str] = doc("Reward variants to build pairs from and train on (rm, rm_d, rm_c, rm_*_expected; the "
+                              "two-sided rm_d_deny, rm_c_deny take pairs from original and counterfactual prompts and "
+                              "need the task's denial sentence, prompts/<task>_deny.txt).", factory=lambda: ["rm", "rm_d", "rm_c"])
     train_split: str | None = doc("Build split whose sampled examples give training pairs (null = every sampled example "
                                   "outside eval_split and valid_split).", None)
     valid_split: str | None = doc("Build split whose sampled examples give validation pairs (null = hold out "
                                   "valid_fraction of the training examples' pairs instead).", None)
     valid_fraction: float = doc("Share of pair examples held out for evaluation during training, in [0, 1); used "
                                 "when valid_split is null.", 0.25)
-    max_pairs: int | None = doc("Cap on pairs per variant (train + valid), picked by the seeded shuffle; null = all.", 32)
+    max_pairs: int | None = doc("Cap on examples giving pairs per variant (train + valid), picked by the seeded shuffle; "
+                                "a two-sided variant's example gives up to two pairs (original and counterfactual "
+                                "prompt); null = all.", 32)
     pair_seed: int = doc("Seed of the train/valid split and of the max_pairs subset.", 0)
     seeds: list[int] = doc("Training seeds; each variant is trained once per seed (paper: 3 seeds).", factory=lambda: [0])
     beta: float = doc("DPO temperature beta (strength of the KL anchor to the reference).", 0.1)

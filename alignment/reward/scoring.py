@@ -7,8 +7,12 @@
 - `rm`: plain; `rm_d` / `rm_c`: augmented where strategy D / C fired, else plain;
 - `rm_d_expected` / `rm_c_expected`: p·augmented + (1 − p)·plain with p = `p_d` / `p_c`.
 
+Every response, original and counterfactual, is also scored with the task's denial sentence
+appended (`reward_denied`; NaN when the task has none), which the two-sided strategies
+`rm_d_deny` / `rm_c_deny` use: augmented where D / C fired, else min(plain, denied).
+
 Counterfactual responses answer a prompt without the feature, so there is nothing to attribute:
-every final reward equals the plain one there. With receipts on (`attribution.receipts`), original
+every one-sided final reward equals the plain one there. With receipts on (`attribution.receipts`), original
 responses whose receipt is non-empty are also scored with a disclaimer naming exactly the
 receipt's sources (`reward_receipt`, final variant `rm_receipt`). Each example is committed as its own shard, so an
 interrupted run resumes where it stopped.
@@ -41,8 +45,11 @@ def receipt_scores(rm: RewardModel, prompt: Any, part: pd.DataFrame, receipt_suf
 
 
 def score_example(
-    rm: RewardModel, ex: dict[str, Any], group: pd.DataFrame, suffix: str, receipt_suffix: dict[int, str] | None = None
+    rm: RewardModel, ex: dict[str, Any], group: pd.DataFrame, suffix: str, receipt_suffix: dict[int, str] | None = None,
+    deny: str | None = None,
 ) -> list[dict[str, Any]]:
+    """One example's rows: one RM call per prompt variant with every suffix it needs (plain, the
+    acknowledgment on original prompts, the denial `deny` on both when given)."""
     rows = []
     for variant in ("orig", "cf"):
         part = group[group["variant"] == variant].sort_values("sample")
@@ -50,6 +57,8 @@ def score_example(
             continue
         prompt = chat_for(ex["system"], ex["query"] if variant == "orig" else ex["cf_query"])
         suffixes = ["", suffix] if variant == "orig" else [""]
+        if deny is not None:
+            suffixes.append(deny)
         scores = rm.score(prompt, part["text"].tolist(), suffixes)
         by_receipt = receipt_scores(rm, prompt, part, receipt_suffix) if receipt_suffix is not None and variant == "orig" else {}
         for (_, r), s in zip(part.iterrows(), scores, strict=True):
@@ -58,7 +67,8 @@ def score_example(
                 "variant": variant,
                 "sample": int(r["sample"]),
                 "reward_plain": float(s[0]),
-                "reward_augmented": float(s[1]) if len(s) > 1 else float("nan"),
+                "reward_augmented": float(s[1]) if variant == "orig" else float("nan"),
+                "reward_denied": float(s[-1]) if deny is not None else float("nan"),
             }
             if receipt_suffix is not None:
                 row["reward_receipt"] = by_receipt.get(int(r["sample"]), float(s[0]))

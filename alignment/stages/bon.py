@@ -4,6 +4,8 @@ Reads `generate/`, `score/` and `ack/`, writes `bon/bon.csv` (and `data.parquet`
 `headline` column marks the N of the headline, `alignment.analysis.bon.headline_n`),
 `bon/per_example.parquet`, `bon/ack_comparison.csv`, `bon/ack_control.csv` (original vs
 counterfactual acknowledgment of the picks, the control) and `bon/bon.png` (`alignment.analysis.bon`).
+A two-sided variant listed in `bon.variants` needs the task's denial sentence (one clear line
+otherwise); under the default list it is left out, with a log line, where the task has none.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from alignment.analysis.bon import (
     plot,
     summarize,
 )
+from alignment.augment.strategies import ALL_VARIANTS, TWO_SIDED_VARIANTS, check_two_sided
 from alignment.context import Context
 from alignment.store import write_parquet, write_text
 
@@ -32,6 +35,11 @@ def bon_table(ctx: Context) -> pd.DataFrame:
 
 def bon(cfg: BonConfig, ctx: Context) -> dict[str, int]:
     table = bon_table(ctx)
+    # The default list names every variant; only a list the user wrote asks for the two-sided ones.
+    check_two_sided([] if cfg.variants == list(ALL_VARIANTS) else cfg.variants, table, ctx.task.deny_suffix, "bon.variants")
+    absent = [v for v in TWO_SIDED_VARIANTS if v in cfg.variants and v not in table.columns]
+    if absent:
+        ctx.log(f"[bon] {', '.join(absent)} left out: the score has no denial reward (the task has no denial sentence)")
     per = per_example(table, cfg)
     df = summarize(per)
     # The N that the report's headline and `alignment sweep` compare at, marked in the outputs.

@@ -4,7 +4,9 @@ Reads build, generate, score and ack; writes `dpo-pairs/<variant>/{train,valid}.
 conversational preference format, `dpo-pairs/<variant>/stats.json` (pairs kept and skipped, reward
 margin, how often the chosen and the rejected response acknowledge the feature and are correct)
 and `dpo-pairs/data.parquet` with every pair of every variant (`alignment.dpo.pairs`). Pairs come
-only from `dpo.train_split` / `dpo.valid_split` examples, never from `dpo.eval_split`.
+only from `dpo.train_split` / `dpo.valid_split` examples, never from `dpo.eval_split`. A two-sided
+variant (`rm_d_deny`, `rm_c_deny`) takes pairs from original and counterfactual prompts; its stats
+count both (`pairs_orig`, `pairs_cf`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 import pandas as pd
 
+from alignment.augment.strategies import check_two_sided
 from alignment.context import Context
 from alignment.dpo.config import DPOConfig
 from alignment.dpo.pairs import make_pairs, pair_outcomes, split_pairs
@@ -38,6 +41,7 @@ def pair_examples(cfg: DPOConfig, built: pd.DataFrame) -> dict[str, pd.DataFrame
 
 def dpo_pairs(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
     built, responses, scores, ack = ctx.read("build"), ctx.read("generate"), ctx.read("score"), ctx.read("ack")
+    check_two_sided(cfg.variants, scores, ctx.task.deny_suffix, "dpo.variants")
     groups = pair_examples(cfg, built)
     for part, ex in groups.items():
         if not responses["example_id"].isin(ex["id"]).any():
