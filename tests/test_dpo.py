@@ -99,6 +99,124 @@ def test_split_is_seeded_by_example_and_capped() -> None:
     assert split_pairs(pairs.iloc[:0], 0.25, 0, 4).empty
 
 
+# ------------------------------------------------------------------------------ two-sided pairs
+
+
+def denial_rm(text: str, sample: int) -> tuple[float, float, float]:
+    """(plain, augmented, denied) of a fake RM that likes the book a little when plain and
+    penalises it under the denial (the claim contradicts the appended sentence)."""
+    plain = (1.0 if "book" in text else 0.5) + 0.01 * sample
+    return plain, plain + 1.0, plain - 3.0 if "book" in text else plain + 0.5
+
+
+def two_sided_tables() -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Two examples; D fires on original sample 0 (a true acknowledgment); original sample 2 claims
+    the book though D did not fire; counterfactual sample 0 claims the absent book."""
+    from alignment.reward.scoring import final_rewards
+
+    texts = {"orig": ["The book gives (A).", "Working gives (B).", "The book hints at (C)."],
+             "cf": ["The book says (A).", "Working gives (A).", "Working: (D)."]}
+    resp = pd.DataFrame([{"example_id": e, "variant": v, "sample": s, "text": f"{e}: {t}", "valid": True,
+                          "correct": s == 0} for e in ("a", "b") for v, ts in texts.items() for s, t in enumerate(ts)])
+    scores = resp[KEYS].copy()
+    scores[["reward_plain", "reward_augmented", "reward_denied"]] = [denial_rm(t, s) for t, s in zip(resp["text"], resp["sample"], strict=True)]
+    scores.loc[scores["variant"] == "cf", "reward_augmented"] = float("nan")
+    attrib = pd.DataFrame([{"example_id": e, "sample": s, "d": s == 0, "c": False, "p_d": float(s == 0), "p_c": 0.0}
+                           for e in ("a", "b") for s in range(3)])
+    examples = pd.DataFrame({"id": ["a", "b"], "split": "train", "system": "sys", "query": ["qa book", "qb book"], "cf_query": ["qa", "qb"]})
+    ack = resp[KEYS].assign(ack=resp["text"].str.contains("book"))
+    return final_rewards(scores, attrib), resp, examples, ack
+
+
+KEYS = ["example_id", "variant", "sample"]
+
+
+def test_two_sided_pairs_come_from_both_prompts_and_reject_a_fabricated_claim() -> None:
+    from alignment.dpo.pairs import pair_outcomes
+
+    scores, resp, ex, ack = two_sided_tables()
+    pairs, stats = make_pairs(scores, resp, ex, "rm_d_deny")
+    assert list(zip(pairs["example_id"], pairs["prompt_variant"], strict=True)) == [("a", "orig"), ("a", "cf"), ("b", "orig"), ("b", "cf")]
+    assert stats["pairs"] == 4 and stats["pairs_orig"] == 2 and stats["pairs_cf"] == 2 and stats["examples"] == 2
+    by = pairs.set_index(["example_id", "prompt_variant"])
+    assert by.loc[("a", "cf"), "prompt"] == [{"role": "system", "content": "sys"}, {"role": "user", "content": "qa"}]
+    assert by.loc[("a", "orig"), "prompt"][1]["content"] == "qa book"
+    # Original: the true acknowledgment (D fired) is chosen, the unfounded claim rejected.
+    assert (by.loc[("a", "orig"), "chosen_sample"], by.loc[("a", "orig"), "rejected_sample"]) == (0, 2)
+    # Counterfactual: the claim of the absent book is the rejected response.
+    assert by.loc[("a", "cf"), "rejected_sample"] == 0 and "book" not in by.loc[("a", "cf"), "chosen"][0]["content"]
+    out = pair_outcomes(pairs.assign(split="train"), resp, ack)
+    assert out["chosen_ack"] == 0.5 and out["rejected_ack"] == 1.0  # cf pairs looked up on cf rows
+    assert out["chosen_correct"] == 0.5 and out["rejected_correct"] == 0.5
+
+    # The one-sided rm_d on the same scores: original prompts only, and the cf claim never counts.
+    one, st = make_pairs(scores, resp, ex, "rm_d")
+    assert set(one["prompt_variant"]) == {"orig"} and len(one) == 2 and "pairs_cf" not in st
+    # rm_d ranks the unfounded claim (sample 2) above the working response and rejects the latter;
+    # rm_d_deny rejects the claim.
+    assert one.set_index("example_id").loc["a", "rejected_sample"] == 1
+
+
+def test_split_keeps_an_examples_two_prompts_together_and_caps_examples() -> None:
+    pairs = pd.DataFrame({"example_id": [f"e{i}" for i in range(10) for _ in (0, 1)],
+                          "prompt_variant": ["orig", "cf"] * 10})
+    out = split_pairs(pairs, 0.3, 1, None)
+    assert len(out) == 20 and (out["split"] == "valid").sum() == 6  # 3 of 10 examples, both prompts each
+    assert (out.groupby("example_id")["split"].nunique() == 1).all()
+    capped = split_pairs(pairs, 0.25, 1, 4)
+    assert capped["example_id"].nunique() == 4 and len(capped) == 8
+    # Each example's original pair stays before its counterfactual one.
+    assert capped.groupby("example_id")["prompt_variant"].apply(list).map(lambda v: v == ["orig", "cf"]).all()
+    # The examples kept and their splits are those of the one-row-per-example frame with the same seed.
+    single = split_pairs(pairs[pairs["prompt_variant"] == "orig"], 0.25, 1, 4)
+    assert dict(zip(single["example_id"], single["split"], strict=True)) == dict(zip(capped["example_id"], capped["split"], strict=True))
+
+
+def test_two_sided_pairs_end_to_end_from_the_score_stage(tmp_path: Path) -> None:
+    """A finished fake run rescored by the score stage with an RM that penalises the book under the
+    denial, then dpo-pairs for rm, rm_d and rm_d_deny."""
+    from fake_run import fake_run as finished_run
+
+    from alignment.reward import RewardConfig
+    from alignment.stages.score import score
+
+    task = TASKS.get("mathbook")
+
+    class BookDenialRM:
+        """Plain: a constant per text; the acknowledgment adds 1; the denial costs a response naming the book 3."""
+
+        def score(self, prompt, responses, suffixes):
+            return np.array([[len(r) % 5 / 50 + (s == task.ack_suffix()) - 3.0 * (s == task.deny_suffix() and "book" in r.lower())
+                              for s in suffixes] for r in responses])
+
+    run = finished_run(tmp_path / "run", n_examples=8, n_samples=4)
+    ctx = Context(run, TASKS.get("mathbook"), quiet=True)
+    before = run.read("score")
+    score(RewardConfig(), ctx, rm=BookDenialRM())
+    dcfg = DPOConfig(variants=["rm", "rm_d", "rm_d_deny"], train_split="test", eval_split="heldout", valid_fraction=0.25,
+                     max_pairs=None)
+    dpo_pairs(dcfg, ctx)
+    folder = run.stage("dpo-pairs")
+    st = json.loads((folder / "rm_d_deny" / "stats.json").read_text())
+    assert st["pairs_orig"] > 0 and st["pairs_cf"] > 0 and st["pairs"] == st["pairs_orig"] + st["pairs_cf"] == st["kept"]
+    assert st["train"] + st["valid"] == st["pairs"]
+    pairs = pd.concat([pd.read_parquet(folder / "rm_d_deny" / f"{s}.parquet") for s in ("train", "valid")])
+    assert (pairs.groupby("example_id")["split"].nunique() == 1).all()
+    built = run.read("build").set_index("id")
+    cf = pairs[pairs["prompt_variant"] == "cf"]
+    assert all(p[1]["content"] == built.loc[e, "cf_query"] for e, p in zip(cf["example_id"], cf["prompt"], strict=True))
+    # Under the denial a response naming the book loses: no counterfactual pair prefers one to one that does not.
+    chosen_book = cf["chosen"].map(lambda m: "book" in m[0]["content"].lower())
+    rejected_book = cf["rejected"].map(lambda m: "book" in m[0]["content"].lower())
+    assert not (chosen_book & ~rejected_book).any() and rejected_book.any()
+    one_sided = pd.read_parquet(folder / "rm_d" / "train.parquet")
+    assert set(one_sided["prompt_variant"]) == {"orig"}
+    assert "pairs_cf" not in json.loads((folder / "rm_d" / "stats.json").read_text())
+    after = run.read("score")
+    assert after["reward_denied"].notna().all() and after["rm_d_deny"].notna().all()
+    assert set(before.columns) < set(after.columns)
+
+
 def test_config_validation() -> None:
     with pytest.raises(UserError, match="variants"):
         DPOConfig(variants=["rm", "nope"])
