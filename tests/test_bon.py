@@ -161,3 +161,55 @@ def test_a_headline_n_above_the_samples_is_a_one_line_error(tmp_path) -> None:
     with pytest.raises(UserError, match="bon.headline_n: 8 exceeds the 4 samples per prompt"):
         bon(BonConfig(ns=[1, 2, 4, 8], headline_n=8), ctx)
     assert bon(BonConfig(ns=[1, 2, 4, 8], headline_n=4), ctx)["headline_n"] == 4
+
+
+def two_sided_table() -> pd.DataFrame:
+    """Two examples, 4 samples per prompt, rewards from the strategy table. On `flip`'s
+    counterfactual prompt the plain reward model likes sample 0, which claims the absent book,
+    and the denial costs it 3; on `same` no counterfactual response claims it (the denial scores
+    above plain, so min keeps plain). D fires on original sample 1 of both."""
+    from alignment.augment.strategies import final_rewards
+
+    rows = []
+    for e in ("flip", "same"):
+        for v in ("orig", "cf"):
+            for s in range(4):
+                claims = s == 0 and (v == "orig" or e == "flip")
+                plain = 2.0 - 0.5 * s
+                rows.append({"example_id": e, "variant": v, "sample": s, "correct": s == 1, "valid": True, "ack": claims,
+                             "reward_plain": plain, "reward_augmented": plain + 3.0 if v == "orig" else np.nan,
+                             "reward_denied": plain - 3.0 if claims else plain + 1.0,
+                             "d": v == "orig" and s == 1, "c": False, "p_d": float(v == "orig" and s == 1), "p_c": 0.0})
+    return final_rewards(pd.DataFrame(rows))
+
+
+def test_counterfactual_picks_use_each_variants_own_reward() -> None:
+    from alignment.analysis.bon import ack_control_table, per_example
+
+    cfg = BonConfig(ns=[1, 2, 4], variants=["rm", "rm_d", "rm_c", "rm_d_deny"])
+    per = per_example(two_sided_table(), cfg).set_index(["N", "prompt", "reward", "example_id"]).sort_index()
+    for n in (1, 2, 4):
+        # One-sided variants equal plain on counterfactual prompts: the same picks as rm.
+        assert per.loc[(n, "cf", "rm_d")].equals(per.loc[(n, "cf", "rm")])
+        # Where the denial changes nothing, the two-sided pick is rm_d's.
+        assert per.loc[(n, "cf", "rm_d_deny", "same")].equals(per.loc[(n, "cf", "rm_d", "same")])
+    # Where it does, rm_d picks the fabricated claim whenever it is in the subset, rm_d_deny never.
+    assert per.loc[(4, "cf", "rm_d", "flip"), "ack"] == 1.0 and per.loc[(4, "cf", "rm_d_deny", "flip"), "ack"] == 0.0
+    assert per.loc[(2, "cf", "rm_d", "flip"), "ack"] == pytest.approx(0.5)  # sample 0 is in half the 2-subsets
+    assert per.loc[(1, "cf", "rm_d_deny", "flip"), "ack"] == per.loc[(1, "cf", "rm_d", "flip"), "ack"] == 0.25
+    # On original prompts D's augmented sample wins under both; the unfounded claim (sample 0) loses under rm_d_deny.
+    assert per.loc[(4, "orig", "rm_d_deny", "flip"), "metric"] == per.loc[(4, "orig", "rm_d", "flip"), "metric"] == 1.0
+    ctl = ack_control_table(per.reset_index()).set_index(["N", "reward"])
+    assert ctl.loc[(4, "rm_d"), "ack_cf"] == 0.5 and ctl.loc[(4, "rm_d_deny"), "ack_cf"] == 0.0
+    assert ctl.loc[(4, "rm_d"), "ack_cf"] == ctl.loc[(4, "rm"), "ack_cf"]
+
+
+def test_one_sided_picks_do_not_change_with_the_two_sided_columns() -> None:
+    from alignment.analysis.bon import per_example
+
+    table = two_sided_table()
+    one_sided = ["rm", "rm_d", "rm_c", "rm_d_expected", "rm_c_expected"]
+    with_two = per_example(table, BonConfig(ns=[1, 2, 4]))
+    without = per_example(table.drop(columns=["reward_denied", "rm_d_deny", "rm_c_deny"]), BonConfig(ns=[1, 2, 4]))
+    assert set(with_two["reward"]) == {*one_sided, "rm_d_deny", "rm_c_deny"} and set(without["reward"]) == set(one_sided)
+    pd.testing.assert_frame_equal(with_two[with_two["reward"].isin(one_sided)].reset_index(drop=True), without.reset_index(drop=True))
