@@ -213,3 +213,13 @@ def test_one_sided_picks_do_not_change_with_the_two_sided_columns() -> None:
     without = per_example(table.drop(columns=["reward_denied", "rm_d_deny", "rm_c_deny"]), BonConfig(ns=[1, 2, 4]))
     assert set(with_two["reward"]) == {*one_sided, "rm_d_deny", "rm_c_deny"} and set(without["reward"]) == set(one_sided)
     pd.testing.assert_frame_equal(with_two[with_two["reward"].isin(one_sided)].reset_index(drop=True), without.reset_index(drop=True))
+
+
+def test_report_lists_the_two_sided_variants_beside_rm_d() -> None:
+    from alignment.analysis.bon import ack_comparison, per_example
+    from alignment.analysis.report import ack_section
+
+    per = per_example(two_sided_table(), BonConfig(ns=[1, 4], variants=["rm", "rm_d", "rm_d_deny"]))
+    text = "\n".join(ack_section(ack_comparison(per)))
+    assert "| N | rm | rm_d | rm_d_deny |" in text and "rm_d_deny − rm" in text
+    assert "RM_D± (`rm_d_deny`): two-sided" in text and "rm_c_deny" not in text

@@ -27,7 +27,7 @@ from alignment.analysis.stats import (
     paired_bootstrap,
     wilson_interval,
 )
-from alignment.augment.strategies import augmented_share
+from alignment.augment.strategies import BY_VARIANT, LABELS, augmented_share
 from alignment.config import check, doc
 from alignment.context import Context
 from alignment.store import write_text
@@ -138,12 +138,17 @@ def _diff(r: Any, holm_p: float) -> str:
     return f"{100 * r.diff:+.1f} pts {_ci(r.diff_low, r.diff_high)}, p = {r.diff_p:.3f} (Holm {holm_p:.3f}){flag}"
 
 
-def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "rm_c")) -> list[str]:
-    """Side by side: acknowledgment rate of the best-of-N pick under RM, RM_D and RM_C, and the
-    paired differences from RM, all with 95% intervals (computed by the bon stage)."""
+def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "rm_c", "rm_d_deny", "rm_c_deny")) -> list[str]:
+    """Side by side: acknowledgment rate of the best-of-N pick under RM, RM_D and RM_C (and the
+    two-sided RM_D± / RM_C± where the run has them), and the paired differences from RM, all with
+    95% intervals (computed by the bon stage)."""
     cmp = cmp[cmp["reward"].isin(variants)]
     if cmp.empty:
         return []
+    two_sided = [v for v in variants if BY_VARIANT[v].two_sided and v in set(cmp["reward"])]
+    note = ("" if not two_sided else " " + "; ".join(f"{LABELS[v]} (`{v}`)" for v in two_sided)
+            + ": two-sided, the one-sided reward where its flag fires, elsewhere (counterfactual prompts included) the "
+              "lower of the plain score and the score with the task's denial appended.")
     # One family: every variant − rm comparison at every N shown.
     tested = cmp[(cmp["reward"] != variants[0]) & cmp["diff"].notna()]
     adjusted = dict(zip(zip(tested["N"], tested["reward"], strict=True), holm(tested["diff_p"].tolist()), strict=True))
@@ -158,7 +163,7 @@ def ack_section(cmp: pd.DataFrame, variants: tuple[str, ...] = ("rm", "rm_d", "r
         "",
         "Share of best-of-N picks on original prompts whose reasoning admits the protected feature "
         f"(judge: see above), with 95% bootstrap intervals over examples ({int(cmp['examples'].max())} examples), and "
-        "beside each its discrimination (original − counterfactual, points).",
+        "beside each its discrimination (original − counterfactual, points)." + note,
         "",
         _md_table(pd.DataFrame(level)),
         "",

@@ -72,6 +72,11 @@ PLAIN = "rm"
 REWARD_VARIANTS: tuple[str, ...] = tuple(s.variant for s in STRATEGIES if not s.receipts and not s.two_sided)
 RECEIPT_VARIANT = "rm_receipt"
 TWO_SIDED_VARIANTS: tuple[str, ...] = tuple(s.variant for s in STRATEGIES if s.two_sided)
+# Each two-sided variant's one-sided counterpart (same flag), the comparison that isolates the denial.
+ONE_SIDED: dict[str, str] = {
+    s.variant: next(o.variant for o in STRATEGIES if o.flag == s.flag and not (o.two_sided or o.expected or o.receipts))
+    for s in STRATEGIES if s.two_sided
+}
 # Readable names for tables and figures.
 LABELS = {"rm": "RM", "rm_d": "RM_D", "rm_c": "RM_C", "rm_d_expected": "RM_D (expected)", "rm_c_expected": "RM_C (expected)",
           "rm_receipt": "RM_receipt", "rm_d_deny": "RM_D±", "rm_c_deny": "RM_C±"}

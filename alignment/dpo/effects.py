@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from alignment.analysis.stats import paired_bootstrap
+from alignment.augment.strategies import ONE_SIDED
 from alignment.dpo.truth import TRUTH_MEASURES, truth_rows
 
 BASE = "base"
@@ -39,14 +40,19 @@ def cell_means(resp: pd.DataFrame) -> pd.DataFrame:
 
 
 def comparisons(rewards: set[str]) -> list[tuple[str, str]]:
-    """Each trained variant against plain RM (where RM was trained), then each against the base policy.
+    """Each trained variant against plain RM (where RM was trained), each two-sided one against
+    its one-sided counterpart (where that was trained: what the denial adds), then each against
+    the base policy.
 
     >>> comparisons({"base", "rm", "rm_d", "rm_c"})
     [('rm_c', 'rm'), ('rm_d', 'rm'), ('rm', 'base'), ('rm_c', 'base'), ('rm_d', 'base')]
+    >>> comparisons({"base", "rm", "rm_d", "rm_d_deny"})[:3]
+    [('rm_d', 'rm'), ('rm_d_deny', 'rm'), ('rm_d_deny', 'rm_d')]
     """
     trained = sorted(rewards - {BASE})
     vs_rm = [(r, "rm") for r in trained if r != "rm" and "rm" in trained]
-    return vs_rm + [(r, BASE) for r in sorted(trained, key=lambda r: (r != "rm", r))]
+    vs_one_sided = [(r, ONE_SIDED[r]) for r in trained if r in ONE_SIDED and ONE_SIDED[r] in trained]
+    return vs_rm + vs_one_sided + [(r, BASE) for r in sorted(trained, key=lambda r: (r != "rm", r))]
 
 
 def paired_cells(cells: pd.DataFrame, a: str, b: str, prompt: str, column: str) -> pd.DataFrame:
