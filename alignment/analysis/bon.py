@@ -61,7 +61,9 @@ class BonConfig:
         None,
     )
     variants: list[str] = doc(
-        f"Reward variants to compare ({RECEIPT_VARIANT} is used only when the run has receipts).",
+        f"Reward variants to compare ({RECEIPT_VARIANT} is used only when the run has receipts; the two-sided "
+        "rm_d_deny and rm_c_deny need the task's denial sentence, prompts/<task>_deny.txt: left out without it, "
+        "an error when listed here).",
         factory=lambda: list(ALL_VARIANTS),
     )
 
