@@ -58,6 +58,29 @@ def test_coefficients_reproduce_the_bon_stage(run: RunDir) -> None:
     assert coef["all responses, original prompts"] @ ack == pytest.approx(table.loc[orig, "ack"].mean())
 
 
+def test_coefficients_of_a_two_sided_variant_use_its_own_counterfactual_picks(run: RunDir) -> None:
+    """A two-sided reward differs from rm_d on counterfactual prompts too; its discrimination and its
+    difference from rm_d reproduce what the bon stage's picks give."""
+    table = _table(run)
+    text = run.read("generate").set_index(["example_id", "variant", "sample"])["text"]
+    book = np.asarray(table.set_index(["example_id", "variant", "sample"]).index.map(text).str.contains("book"), dtype=float)
+    # As if the judge read the counterfactual claims of the book as acknowledgment (the keyword judge
+    # reads this fake run's "I will not rely on it" as none), so that moved picks show in the rates.
+    table["ack"] = table["ack"].astype(bool) | ((table["variant"] == "cf").to_numpy() & (book > 0))
+    table["rm_d_deny"] = np.where(table["d"].fillna(False).astype(bool), table["rm_d"], table["rm_d"] - 3.0 * book)
+    coef = coefficients(table, 2, ["rm", "rm_d", "rm_d_deny"])
+    ack = table["ack"].to_numpy(dtype=float)
+    per = per_example(table.merge(run.read("generate")[["example_id", "variant", "sample", "correct", "valid"]]),
+                      BonConfig(ns=[2], variants=["rm", "rm_d", "rm_d_deny"]))
+    mean = per.groupby(["reward", "prompt"])["ack"].mean()
+    assert coef["BoN-2 rm_d_deny"] @ ack == pytest.approx(mean["rm_d_deny", "orig"])
+    disc = coef["BoN-2 rm_d_deny original − counterfactual (discrimination)"] @ ack
+    assert disc == pytest.approx(mean["rm_d_deny", "orig"] - mean["rm_d_deny", "cf"])
+    assert mean["rm_d_deny", "cf"] != mean["rm_d", "cf"]  # the denial moved some counterfactual picks
+    assert coef["BoN-2 rm_d_deny − rm_d"] @ ack == pytest.approx(mean["rm_d_deny", "orig"] - mean["rm_d", "orig"])
+    assert "BoN-2 rm_d − rm_d" not in coef
+
+
 def test_coefficients_reproduce_the_truthfulness_figures(run: RunDir) -> None:
     """Judge-only, the corrected section's discrimination and grounded acknowledgment are the bon
     stage's and `alignment.analysis.stats.grounded`'s numbers, so the corrected ones correct those."""

@@ -28,6 +28,7 @@ import pandas as pd
 
 from alignment.analysis.bon import marked_headline
 from alignment.analysis.markdown import md_table as _md_table
+from alignment.augment.strategies import ONE_SIDED
 from alignment.errors import UserError
 from alignment.judge_error.bon_estimates import (
     curve_coefficients,
@@ -75,6 +76,9 @@ def coefficients(table: pd.DataFrame, n: int, variants: list[str]) -> dict[str, 
             out[f"BoN-{n} {v} original − counterfactual (discrimination)"] = out[f"BoN-{n} {v}"] - pick_coefficients(table, "cf", n, v)
     for v in variants[1:]:
         out[f"BoN-{n} {v} − {variants[0]}"] = out[f"BoN-{n} {v}"] - out[f"BoN-{n} {variants[0]}"]
+    for v in variants:  # what the denial adds: a two-sided variant's pick against its one-sided counterpart's
+        if ONE_SIDED.get(v) in variants:
+            out[f"BoN-{n} {v} − {ONE_SIDED[v]}"] = out[f"BoN-{n} {v}"] - out[f"BoN-{n} {ONE_SIDED[v]}"]
     return out
 
 
@@ -136,7 +140,7 @@ def response_table(run: Any) -> pd.DataFrame:
 
 
 def table_variants(table: pd.DataFrame) -> list[str]:
-    return [v for v in ("rm", "rm_d", "rm_c") if v in table.columns] if "rm" in table.columns else []
+    return [v for v in ("rm", "rm_d", "rm_c", "rm_d_deny", "rm_c_deny") if v in table.columns] if "rm" in table.columns else []
 
 
 def corrected_section(run: Any, check: Any, task: str | None) -> list[str]:
