@@ -133,3 +133,42 @@ def test_dpo_rows_from_summary(tmp_path) -> None:  # type: ignore[no-untyped-def
     assert text.splitlines()[-1].endswith("| no | unknown |")  # no manifest: no commit to name
     (tmp_path / "dpo-eval" / "manifest.json").write_text(json.dumps({"git_commit": "98a372f47c01af58"}))
     assert "\n".join(dpo_markdown(dpo_rows(tmp_path, 4))).splitlines()[-1].endswith("| no | 98a372f |")
+
+
+def test_pooled_two_sided_figures_against_rm_d_and_rm(tmp_path: Path) -> None:
+    """Best-of-N: RM_D± − RM_D on the pick's acknowledgment, metric and discrimination, and RM_D± − RM
+    on counterfactual prompts, with values known per prompt; DPO: the same figures as dpo-eval's
+    effects table on one generation seed."""
+    from fake_run import fake_dpo_eval, fake_run
+
+    from alignment.cli.sweep_pooled import bon_two_sided_groups, pooled_markdown, pooled_summary
+    from alignment.dpo.effects import effects_table
+
+    values = {("orig", "rm"): (0.0, 0.4), ("orig", "rm_d"): (1.0, 0.6), ("orig", "rm_d_deny"): (0.75, 0.5),
+              ("cf", "rm"): (0.5, 0.2), ("cf", "rm_d"): (0.5, 0.2), ("cf", "rm_d_deny"): (0.0, 0.2)}
+    runs = {}
+    for seed in range(2):
+        rows = [{"N": n, "prompt": p, "reward": r, "example_id": f"s{seed}e{i}", "headline": n == 2,
+                 "ack": values[p, r][0] if n == 2 else 0.5, "metric": values[p, r][1]}
+                for i in range(6) for n in (1, 2) for (p, r) in values]
+        (tmp_path / f"seed-{seed}" / "bon").mkdir(parents=True)
+        pd.DataFrame(rows).to_parquet(tmp_path / f"seed-{seed}" / "bon" / "per_example.parquet")
+        runs[seed] = tmp_path / f"seed-{seed}"
+    out = pooled_summary(runs, replicates=200)["bon_two_sided"]
+    assert out["ack_diff"]["est"] == pytest.approx(-0.25) and out["acc_diff"]["est"] == pytest.approx(-0.1)
+    assert out["disc_diff"]["est"] == pytest.approx((0.75 - 0.0) - (1.0 - 0.5))
+    assert out["cf_ack_diff_vs_rm"]["est"] == pytest.approx(-0.5)
+    text = "\n".join(pooled_markdown(pooled_summary(runs, replicates=200)))
+    assert "Two-sided RM_D± (rm_d_deny) − RM_D" in text and "RM_D± − RM: acknowledgment (cf, control)" in text
+    # A run without the two-sided variant has no such figures.
+    one_sided = pd.read_parquet(runs[0] / "bon" / "per_example.parquet").query("reward != 'rm_d_deny'")
+    one_sided.to_parquet(runs[0] / "bon" / "per_example.parquet")
+    assert bon_two_sided_groups(runs[0]) == {}
+
+    run = fake_run(tmp_path / "dpo-run", n_examples=6)
+    resp = fake_dpo_eval(run, rewards=("rm", "rm_d", "rm_d_deny"), n_examples=6)
+    dpo = pooled_summary({0: run.path}, replicates=200)["dpo_two_sided"]
+    eff = effects_table(resp, replicates=200, per_seed=False).set_index(["comparison", "measure"])
+    for measure in ("ack_diff", "acc_diff", "disc_diff"):
+        assert dpo[measure]["est"] == pytest.approx(eff.loc[("rm_d_deny − rm_d", measure), "est"], nan_ok=True)
+    assert dpo["cf_ack_diff_vs_rm"]["est"] == pytest.approx(eff.loc[("rm_d_deny − rm", "cf_ack_diff"), "est"], nan_ok=True)
