@@ -226,6 +226,16 @@ def test_config_validation() -> None:
         DPOConfig(max_length=64, max_prompt_length=64)
 
 
+def test_the_two_sided_variants_are_dpo_variants() -> None:
+    from alignment.run_config import load_config
+
+    assert DPOConfig(variants=["rm", "rm_d", "rm_d_deny", "rm_c_deny"]).variants[2:] == ["rm_d_deny", "rm_c_deny"]
+    with pytest.raises(UserError, match="rm_d_deny"):  # the list of choices names them
+        DPOConfig(variants=["rm_d_denied"])
+    repo = Path(__file__).resolve().parents[1]
+    assert load_config(str(repo / "configs" / "organism_dpo.yaml"), []).dpo.variants == ["rm", "rm_d", "rm_d_deny"]
+
+
 def test_majority_tie_rule() -> None:
     assert majority([1, 0, 0, 1]) == 1  # tie: the answer seen first
     assert majority([None, 2, 0, 0]) == 0
