@@ -20,7 +20,7 @@ from alignment.errors import UserError
 from alignment.stages.dpo_eval import dpo_eval
 from alignment.stages.dpo_pairs import dpo_pairs
 from alignment.stages.dpo_train import dpo_train
-from alignment.store import RunDir, write_parquet
+from alignment.store import RunDir, write_parquet, write_text
 from alignment.tasks import TASKS
 
 
@@ -212,6 +212,10 @@ def test_two_sided_pairs_end_to_end_from_the_score_stage(tmp_path: Path) -> None
     one_sided = pd.read_parquet(folder / "rm_d" / "train.parquet")
     assert set(one_sided["prompt_variant"]) == {"orig"}
     assert "pairs_cf" not in json.loads((folder / "rm_d" / "stats.json").read_text())
+    write_text(run.stage("dpo-eval") / "dpo.md", "(scores)\n")  # the report's DPO section lists the pairs
+    section = "\n".join(dpo_report_section(run))
+    assert f"| rm_d_deny | {st['train']} / {st['valid']} ({st['pairs_orig']} orig, {st['pairs_cf']} cf) |" in section
+    assert "| rm_d | " in section and " cf) |" not in section.split("| rm_d | ")[1].split("\n")[0]
     after = run.read("score")
     assert after["reward_denied"].notna().all() and after["rm_d_deny"].notna().all()
     assert set(before.columns) < set(after.columns)

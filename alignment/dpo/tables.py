@@ -184,7 +184,9 @@ def _pair_stats(run: RunDir) -> list[str]:
         skipped = ", ".join(f"{st.get(f'skipped_{k}', 0)} {k.replace('_', ' ')}" for k in ("no_valid", "same_response", "equal_texts", "equal_rewards"))
         pct = {k: "n/a" if pd.isna(st.get(k)) else f"{100 * st[k]:.0f}%" for k in ("chosen_ack", "rejected_ack", "chosen_correct", "rejected_correct")}
         margin = "n/a" if pd.isna(st.get("mean_margin")) else f"{st['mean_margin']:.2f}"
-        rows.append(f"| {stats_file.parent.name} | {st.get('train', 0)} / {st.get('valid', 0)} | {skipped} | {margin} | "
+        # A two-sided variant's pairs come from both prompt types: say how many from each.
+        prompts = f" ({st['pairs_orig']} orig, {st['pairs_cf']} cf)" if "pairs_cf" in st else ""
+        rows.append(f"| {stats_file.parent.name} | {st.get('train', 0)} / {st.get('valid', 0)}{prompts} | {skipped} | {margin} | "
                     f"{pct['chosen_ack']} / {pct['rejected_ack']} | {pct['chosen_correct']} / {pct['rejected_correct']} |")
     if not rows:
         return []
