@@ -150,7 +150,7 @@ def stage_needs(name: str) -> str:
     if name in RECEIPT_READERS:
         text += " (and receipts, with attribution.receipts: true)"
     if stage.optional:
-        text += f"; {_listed(stage.optional)} too where they ran"
+        text += f" (and {_listed(stage.optional)}, where they ran)"
     return text
 
 

@@ -187,8 +187,8 @@ def stage_description(name: str) -> str:
     """`alignment <stage> --help`'s text: what the stage does (the docs' stage table's words) and
     what it needs first."""
     does = DOES[name] + ("" if DOES[name].endswith("?") else ".")
-    return (f"Runs only the {name} stage (it writes {name}/ in the run dir). {does[0].upper()}{does[1:]} "
-            f"Needs first: {stage_needs(name)}, finished in the same run dir "
+    return (f"Runs only the {name} stage, one step of `alignment run`; it writes {name}/ in the run dir. "
+            f"What it does: {does} Needs first: {stage_needs(name)}, finished in the same run dir "
             "(`alignment run CONFIG` runs every stage in order and skips finished ones).")
 
 
