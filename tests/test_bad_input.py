@@ -365,3 +365,13 @@ def test_a_generate_row_without_text_stops_ack_naming_file_and_row(numbers: bool
 def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     capsys.readouterr()
     return main(argv), capsys.readouterr().err
+
+
+def test_a_policy_that_cannot_load_is_one_line_without_a_progress_bar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"task": {"name": "mathbook", "source": "synthetic", "n_examples": 1},
+                                      "generation": {"model": str(tmp_path / "no-model-here"), "n_samples": 1}}))
+    assert main(["build", str(config), "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    code, err = run_cli(["generate", str(config), "--out", str(tmp_path / "r")], capsys)
+    assert_one_line(code, err, ("no-model-here",))
+    assert "%|" not in err
