@@ -99,7 +99,9 @@ def test_judge_marks_its_required_options_and_a_subcommand_lifts_them(capsys) ->
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "required: --input, --output" in err
     assert main(["judge", "validate"]) == 2
-    assert "required: --task" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("alignment judge validate: error: the following arguments are required: --task") and err.count("\n") == 1
+    assert help_text("judge", "estimate").startswith("usage: alignment judge estimate [-h] --judged")
     assert "[--task" not in help_text("judge", "validate")
 
 

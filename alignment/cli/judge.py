@@ -146,7 +146,7 @@ def register(sub: Any) -> None:
     p.add_argument("--output", required=True, help="JSONL to write (written atomically)")
     p.set_defaults(func=run_judge)
     p.register("action", "parsers", SubcommandParsers)
-    inner = p.add_subparsers(dest="judge_command", metavar="{validate,sample,estimate,grid,plan}",
+    inner = p.add_subparsers(dest="judge_command", metavar="{validate,sample,estimate,grid,plan}", prog="alignment judge",
                              help="instead of labelling: check a judge against labels, or estimate with them")
     v = inner.add_parser("validate", help="accuracy, precision/recall/F1, confusion matrix vs labels")
     _judge_options(v, task_required=True)

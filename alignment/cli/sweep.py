@@ -329,5 +329,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--executor", choices=["local", "ray", "slurm"], default=None,
                    help="where the seed runs go: local, one after another; ray, one Ray task per seed; slurm, one array "
                         "task per seed (each run's stages in its own process; docs/cluster.md); wins over executor.kind")
-    p.add_argument("--address", default=None, metavar="ADDR", help="ray: the cluster to join, e.g. auto (default: a local one)")
+    p.add_argument("--address", default=None, metavar="ADDR", help="ray: the cluster to join, e.g. auto; wins over executor.address (default: theirs, else a local cluster)")
     p.set_defaults(func=cmd_sweep)
