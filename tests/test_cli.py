@@ -59,10 +59,10 @@ def test_every_help_page_prints() -> None:
     parser = build_parser()
     commands = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)][0].choices
     for name, sub in commands.items():
-        assert help_text(name)
+        assert help_text(name).startswith(f"usage: alignment {name}")
         for inner in [a for a in sub._actions if isinstance(a, argparse._SubParsersAction)]:
             for second in inner.choices:
-                assert help_text(name, second)
+                assert help_text(name, second).startswith(f"usage: alignment {name} {second} ")
 
 
 @pytest.mark.parametrize("stage", STAGE_NAMES)
