@@ -10,11 +10,14 @@ from alignment.executor import SHARDED
 from alignment.run_config import RunConfig
 
 
-def common_flags(p: argparse.ArgumentParser, config_required: bool = True) -> None:
-    """CONFIG, --out, --set, --quiet, --verbose: the flags of every command that runs stages."""
-    p.add_argument("config", nargs=None if config_required else "?", help="YAML run config")
+def common_flags(p: argparse.ArgumentParser, config_required: bool = True, kind: str = "run config",
+                 example: str = "generation.n_samples=2") -> None:
+    """CONFIG, --out, --set, --quiet, --verbose: the flags of every command that runs stages;
+    `kind` and `example` name the config they read (a run config, or a ReasonBench experiment's)."""
+    p.add_argument("config", nargs=None if config_required else "?", help=f"YAML {kind}")
     p.add_argument("--out", help="run dir (default runs/<config name>/)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE", help="override a config field, e.g. generation.n_samples=2")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help=f"override a config field, e.g. {example} (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no progress bars or stage logs")
     p.add_argument("--verbose", action="store_true", help="show trainer logs, library warnings and stage details live (always in <run dir>/logs/)")
 
