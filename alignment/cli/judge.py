@@ -70,15 +70,7 @@ def config_from_args(args: argparse.Namespace) -> JudgeConfig:
     return JudgeConfig(**{k: v for k, v in kwargs.items() if v is not None})
 
 
-def _need(value: Any, flag: str) -> None:
-    if value is None:
-        raise UserError(f"alignment judge: {flag} is required")
-
-
 def run_judge(args: argparse.Namespace) -> int:
-    _need(args.task, "--task")
-    _need(args.input, "--input")
-    _need(args.output, "--output")
     if Path(args.output).is_dir():  # fail before judging, not after
         raise UserError(f"--output {args.output}: is a directory, expected a file path")
     rows = read_rows(args.input, ("full_response",))
@@ -99,7 +91,6 @@ def run_judge(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    _need(args.task, "--task")
     path = args.labels or default_labels(args.task)
     if args.labels is None:  # before judging: the warning must not follow a long LLM run
         print(f"alignment judge validate: warning: no --labels, so scoring {path}, the project's own rows, "
