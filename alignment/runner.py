@@ -120,10 +120,38 @@ def get_stage(name: str) -> Stage:
     raise UserError(f"unknown stage {name!r}{did_you_mean(name, STAGE_NAMES)}")
 
 
+# Stages that also read `receipts` when `attribution.receipts` is on.
+RECEIPT_READERS = ("attribute", "audit")
+
+
 def stage_inputs(stage: Stage, cfg: RunConfig) -> list[str]:
     """Declared inputs, plus `receipts` for attribute and audit when receipts are on."""
-    extra = ["receipts"] if stage.name in ("attribute", "audit") and cfg.attribution.receipts else []
+    extra = ["receipts"] if stage.name in RECEIPT_READERS and cfg.attribution.receipts else []
     return [*stage.inputs, *extra]
+
+
+def _listed(names: tuple[str, ...]) -> str:
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else "".join(names)
+
+
+def stage_needs(name: str) -> str:
+    """What a stage needs first, from its declared inputs: the `--help` of a stage command and the
+    docs' stage table say it, so it cannot disagree with what `run.require` enforces.
+
+    >>> stage_needs("build"), stage_needs("bon")
+    ('no earlier stage', 'the generate, score and ack stages')
+    >>> stage_needs("attribute")
+    'the generate stage (and receipts, with attribution.receipts: true)'
+    """
+    stage = get_stage(name)
+    if not stage.inputs:
+        return "no earlier stage"
+    text = f"the {_listed(stage.inputs)} stage" + ("s" if len(stage.inputs) > 1 else "")
+    if name in RECEIPT_READERS:
+        text += " (and receipts, with attribution.receipts: true)"
+    if stage.optional:
+        text += f" (and {_listed(stage.optional)}, where they ran)"
+    return text
 
 
 def stage_key(stage: Stage, cfg: RunConfig, run: RunDir) -> str:

@@ -13,6 +13,7 @@ import errno
 import fcntl
 import json
 import math
+import numbers
 import os
 import subprocess
 import tempfile
@@ -125,6 +126,36 @@ COLUMNS: dict[tuple[str, str], tuple[str, ...]] = {
     ("score", "data.parquet"): ("example_id", "variant", "sample"),
     ("ack", "data.parquet"): ("example_id", "variant", "sample", "ack"),
 }
+# Columns whose every value must be text, per (stage, file): a null or a number where a response
+# belongs would otherwise fail deep in a judge or the reward model, naming neither file nor row.
+TEXT_COLUMNS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("generate", "data.parquet"): ("text",),
+}
+
+
+def not_text(df: pd.DataFrame, path: Path, columns: tuple[str, ...]) -> str | None:
+    """The first row of `df` (as read from `path`) whose value in one of `columns` is not a
+    string, as a one-line reason naming the file, row and value; None when every value is text.
+
+    >>> frame = pd.DataFrame({"example_id": ["a", "b"], "text": ["fine", 3]})
+    >>> not_text(frame, Path("g/data.parquet"), ("text",))
+    "g/data.parquet row 2 (example_id 'b'): 'text' holds the number 3, where text belongs"
+    >>> not_text(frame.iloc[:1], Path("g/data.parquet"), ("text",)) is None
+    True
+    """
+    for column in columns:
+        bad = next((i for i, v in enumerate(df[column].tolist()) if not isinstance(v, str)), None)
+        if bad is None:
+            continue
+        value = df[column].iloc[bad]
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            what = "a null"
+        else:
+            kind = "number" if isinstance(value, numbers.Number) and not isinstance(value, bool) else type(value).__name__
+            what = f"the {kind} {str(value)[:40]}"
+        ids = "".join(f" ({c} {df[c].iloc[bad]!r})" for c in ("example_id",) if c in df.columns)
+        return f"{path} row {bad + 1}{ids}: {column!r} holds {what}, where text belongs"
+    return None
 
 
 def git_commit() -> str | None:
@@ -220,7 +251,12 @@ class RunDir:
         if not path.is_file():
             raise UserError(f"{path}: stage '{name}' has not run yet in {self.path} "
                             f"(run `alignment {name} CONFIG --out {self.path}` or `alignment run CONFIG`)")
-        return read_parquet(path, COLUMNS.get((name, file), ()))
+        df = read_parquet(path, COLUMNS.get((name, file), ()))
+        why = not_text(df, path, TEXT_COLUMNS.get((name, file), ()))
+        if why is not None:
+            raise UserError(f"{why}; delete {self.stage(name)} and rerun the {name} stage "
+                            f"(`alignment {name} CONFIG --out {self.path}`)")
+        return df
 
     def finish(
         self,

@@ -332,3 +332,46 @@ def test_edited_data_rebuilds(tmp_path: Path) -> None:
     assert main(args) == 0
     second = pd.read_parquet(tmp_path / "r" / "build" / "data.parquet")
     assert "What is 11 + 11?" in " ".join(second["query"]) and "What is 11 + 11?" not in " ".join(first["query"])
+
+
+# ------------------------------------------------------------------ a run dir's own artifacts
+
+
+@pytest.mark.parametrize("numbers, row, said", [(False, 3, "holds a null"), (True, 1, "holds the number 5")])
+def test_a_generate_row_without_text_stops_ack_naming_file_and_row(numbers: bool, row: int, said: str, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A generator that wrote a null or a number where the response text belongs (its manifest
+    vouching for the file): ack stopped deep in the judge with an AttributeError, exit 1."""
+    import time
+
+    from fake_run import fake_run
+
+    run = fake_run(tmp_path / "run", n_examples=2, n_samples=2)
+    data = run.stage("generate") / "data.parquet"
+    resp = pd.read_parquet(data)
+    if numbers:  # a whole column of numbers: a backend that returned token ids, say
+        resp["text"] = list(range(5, 5 + len(resp)))
+    else:
+        resp["text"] = resp["text"].astype(object)
+        resp.loc[2, "text"] = None
+    resp.to_parquet(data)
+    run.finish("generate", "any", time.time(), {"responses": len(resp)})
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"task": {"name": "mathbook", "source": "synthetic", "n_examples": 2}}))
+    code, err = run_cli(["ack", str(config), "--out", str(run.path), "--quiet"], capsys)
+    assert_one_line(code, err, (f"{data} row {row} ", "'text'", said, "rerun the generate stage"))
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    capsys.readouterr()
+    return main(argv), capsys.readouterr().err
+
+
+def test_a_policy_that_cannot_load_is_one_line_without_a_progress_bar(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "c.yaml"
+    config.write_text(yaml.safe_dump({"task": {"name": "mathbook", "source": "synthetic", "n_examples": 1},
+                                      "generation": {"model": str(tmp_path / "no-model-here"), "n_samples": 1}}))
+    assert main(["build", str(config), "--out", str(tmp_path / "r"), "--quiet"]) == 0
+    code, err = run_cli(["generate", str(config), "--out", str(tmp_path / "r")], capsys)
+    assert_one_line(code, err, ("no-model-here",))
+    assert "%|" not in err

@@ -142,11 +142,10 @@ def test_bon_stage_marks_the_headline_n_that_report_and_sweep_use(tmp_path) -> N
     assert {c.name: c.n for c in headline(run.path)}["rm_d_vs_rm"] == 2
     report = (run.path / "report.md").read_text()
     assert "ack rate (BoN-2)" in report
-    # The control for the picks at that N, one line per reward variant, with its verdict.
+    # The control for the picks at that N, one line per reward variant.
     ctl = pd.read_csv(run.path / "bon" / "ack_control.csv").set_index(["N", "reward"]).loc[(2, "rm_d")]
-    verdict = "exceeds the control" if ctl["exceeds_control"] else "does **not** exceed the control"
     assert "Best-of-2 picks (the headline N):" in report
-    assert f"- under `rm_d`: original {100 * ctl['ack_orig']:.1f}%" in report and verdict in report
+    assert f"- under `rm_d`: original {100 * ctl['ack_orig']:.1f}%" in report
 
 
 def test_a_headline_n_above_the_samples_is_a_one_line_error(tmp_path) -> None:
@@ -223,3 +222,53 @@ def test_report_lists_the_two_sided_variants_beside_rm_d() -> None:
     text = "\n".join(ack_section(ack_comparison(per)))
     assert "| N | rm | rm_d | rm_d_deny |" in text and "rm_d_deny − rm" in text
     assert "RM_D± (`rm_d_deny`): two-sided" in text and "rm_c_deny" not in text
+
+
+def test_the_pick_control_verdict_is_given_only_for_two_sided_strategies(tmp_path, monkeypatch) -> None:
+    """A one-sided strategy never scores counterfactual prompts: its counterfactual pick is the
+    plain reward's by construction, so "the original rate exceeds the control" is no finding
+    there; a two-sided strategy's control is its own pick and gets the verdict."""
+    import dataclasses
+
+    from fake_run import fake_run
+
+    import alignment.analysis.report as report
+    from alignment.augment.strategies import BY_VARIANT
+
+    run = fake_run(tmp_path / "run", n_samples=4)
+    ctl = pd.read_csv(run.path / "bon" / "ack_control.csv")
+    picks = ctl[ctl["N"] == 2].set_index("reward")
+    assert picks.loc["rm_d", "ack_cf"] == picks.loc["rm", "ack_cf"]  # the construction the note states
+    text = "\n".join(report.pick_control_lines(run))
+    assert "the original rate" not in text
+    assert text.count("one-sided strategies") == 1
+    assert "`rm_d`, `rm_c`, `rm_d_expected`, `rm_c_expected` are one-sided strategies" in text
+    assert "counterfactual pick is the plain reward's (`rm`) by construction" in text
+
+    monkeypatch.setitem(report.BY_VARIANT, "rm_d", dataclasses.replace(BY_VARIANT["rm_d"], two_sided=True))
+    lines = report.pick_control_lines(run)
+    verdict = "exceeds the control" if picks.loc["rm_d", "exceeds_control"] else "does **not** exceed the control"
+    assert [line for line in lines if "the original rate" in line] == \
+        [next(line for line in lines if line.startswith("- under `rm_d`:"))]
+    assert verdict in next(line for line in lines if line.startswith("- under `rm_d`:"))
+    assert "`rm_c`, `rm_d_expected`, `rm_c_expected` are one-sided strategies" in "\n".join(lines)
+
+
+def test_the_bon_plot_gives_each_reward_one_colour_solid_original_dashed_counterfactual() -> None:
+    import matplotlib.pyplot as plt
+
+    from alignment.analysis.bon import figure, line_style, per_example, summarize
+
+    df = summarize(per_example(synthetic(n_examples=4), BonConfig(ns=[1, 2, 4])))
+    rewards = ["rm", "rm_d", "rm_c", "rm_d_expected", "rm_c_expected"]
+    assert sorted(df["reward"].unique()) == sorted(rewards)
+    fig = figure(df, "accuracy")
+    try:
+        legend = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+        assert legend == [*rewards, "original prompt", "counterfactual"]
+        drawn = {(line.get_color(), line.get_linestyle()) for line in fig.axes[1].get_lines() if line.get_linestyle() != "None"}
+    finally:
+        plt.close(fig)
+    assert drawn == {line_style(r, p) for r in rewards for p in ("orig", "cf")}
+    assert len({line_style(r, "orig")[0] for r in rewards}) == 5
+    assert all(line_style(r, "orig")[0] == line_style(r, "cf")[0] for r in rewards)

@@ -418,3 +418,18 @@ def test_a_ray_worker_computes_on_the_cpus_it_was_given(tmp_path, ray_cluster) -
     cfg = ExecutorConfig(**RAY)  # an explicit 1 CPU per worker: one thread
     run_shards([2], lambda i: tmp_path / f"part-{i}.parquet", _threads, lambda threads, i: [{"i": i, "threads": threads}], cfg=cfg)
     assert pd.read_parquet(tmp_path / "part-2.parquet")["threads"].tolist() == [1]
+
+
+def test_a_model_that_cannot_load_draws_no_progress_bar_before_its_error(tmp_path, capsys) -> None:
+    """The local executor loads before the bar: the error is the only thing on stderr."""
+    from alignment.executor import map_shards
+
+    def load() -> None:
+        raise UserError("cannot load model 'nowhere'")
+
+    capsys.readouterr()
+    with pytest.raises(UserError, match="cannot load model"):
+        map_shards(tmp_path / "shards", 3, load, lambda model, i: [{"x": i}], "generate", "batch", quiet=False)
+    assert capsys.readouterr().err == ""
+    parts = map_shards(tmp_path / "shards", 2, lambda: 10, lambda model, i: [{"x": model + i}], "generate", "batch", quiet=True)
+    assert [p["x"].tolist() for p in parts] == [[10], [11]]

@@ -256,3 +256,31 @@ def test_nucleus_equals_sorting_the_whole_vocabulary(top_p: float) -> None:
         assert torch.equal(got.sum(-1), want.sum(-1)), scale
         for r, c in (got != want).nonzero().tolist():
             assert int((probs[r] == probs[r, c]).sum()) > 1  # only tied probabilities may swap
+
+
+@pytest.mark.parametrize("quiet", [False, True])
+def test_quiet_silences_the_gguf_conversions_own_progress_bar(quiet: bool, tmp_path: Path, capsys, monkeypatch) -> None:
+    """transformers draws the first run's GGUF conversion bar with a tqdm of its own module, which
+    --quiet did not reach. The loaders are stand-ins that draw that module's bar, as the real
+    conversion does (about 30 s), then stop the conversion."""
+    import transformers
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+
+    from alignment.generation.models import embedded_model_dir
+    from alignment.runtime.console import run_log
+
+    class Converted(Exception):
+        pass
+
+    def convert(*args: object, **kwargs: object) -> None:
+        list(gguf_utils.tqdm(range(3), desc="Converting and de-quantizing GGUF tensors..."))
+        raise Converted
+
+    original = gguf_utils.tqdm
+    monkeypatch.setenv("ALIGNMENT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", convert)
+    capsys.readouterr()
+    with run_log(tmp_path / "run", quiet=quiet), pytest.raises(Converted):
+        embedded_model_dir()
+    assert ("Converting" in capsys.readouterr().err) == (not quiet)
+    assert gguf_utils.tqdm is original  # put back for later loads

@@ -750,7 +750,7 @@ def test_cli_missing_flag_and_bad_labels(tmp_path: Path, capsys: pytest.CaptureF
     labels = _write(tmp_path / "l.jsonl", [{"full_response": "x", "ack_label": "yes"}])
     assert main(["judge", "validate", "--task", "biasqa", "--labels", str(labels)]) == 2
     err = capsys.readouterr().err.splitlines()
-    assert "--input is required" in err[0] and "line 1: field 'ack_label' must be true, false or null" in err[1]
+    assert "the following arguments are required: --input" in err[0] and "line 1: field 'ack_label' must be true, false or null" in err[1]
 
 
 # -------------------------------------------------------------------------- labelled sets

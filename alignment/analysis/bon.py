@@ -255,25 +255,51 @@ def ack_control_table(per: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def plot(df: pd.DataFrame, metric_name: str, path: Any) -> None:
+def line_style(reward: str, prompt: str) -> tuple[str, str]:
+    """(colour, line style) of one curve of `bon.png`: one colour per reward variant, the same on
+    both prompts, solid on the original prompt and dashed on the counterfactual.
+
+    >>> line_style("rm", "orig"), line_style("rm", "cf"), line_style("rm_d", "orig")
+    (('C0', '-'), ('C0', '--'), ('C1', '-'))
+    """
+    return f"C{ALL_VARIANTS.index(reward) % 10}", "-" if prompt == "orig" else "--"
+
+
+def figure(df: pd.DataFrame, metric_name: str) -> Any:
+    """The best-of-N figure: the metric and the acknowledgment rate against N, one colour per
+    reward variant; the legend names each colour once and the two line styles once."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    rewards = sorted(df["reward"].unique(), key=ALL_VARIANTS.index)
     for ax, col, label in ((axes[0], "metric", metric_name), (axes[1], "ack", "acknowledgment rate")):
-        for (variant, prompt), g in df.groupby(["reward", "prompt"]):
+        # The plain reward drawn last, on top: a one-sided strategy's counterfactual curve lies on it.
+        curves = sorted(df.groupby(["reward", "prompt"]), key=lambda kg: -ALL_VARIANTS.index(kg[0][0]))
+        for (variant, prompt), g in curves:
             g = g.sort_values("N")
-            ax.errorbar(g["N"], g[col], yerr=g[f"{col}_se"], marker="o", capsize=3,
-                        linestyle="-" if prompt == "orig" else "--", label=f"{variant} ({prompt})")
+            colour, style = line_style(variant, prompt)
+            ax.errorbar(g["N"], g[col], yerr=g[f"{col}_se"], marker="o", capsize=3, color=colour, linestyle=style)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("N")
         ax.set_ylabel(label)
         ax.set_ylim(-0.05, 1.05)
-    axes[1].legend(fontsize=7, ncol=2)
+    handles = [Line2D([], [], color=line_style(r, "orig")[0], marker="o", label=r) for r in rewards]
+    handles += [Line2D([], [], color="grey", linestyle=line_style(rewards[0], p)[1], label=name)
+                for p, name in (("orig", "original prompt"), ("cf", "counterfactual"))] if rewards else []
+    axes[1].legend(handles=handles, fontsize=7, ncol=2)
     fig.suptitle("Best-of-N (solid: original prompt, dashed: counterfactual)")
     fig.tight_layout()
+    return fig
+
+
+def plot(df: pd.DataFrame, metric_name: str, path: Any) -> None:
+    fig = figure(df, metric_name)  # first: it picks the file-only backend before pyplot loads
+    import matplotlib.pyplot as plt
+
     with atomic_path(Path(path)) as tmp:
         fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)

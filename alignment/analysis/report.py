@@ -27,7 +27,7 @@ from alignment.analysis.stats import (
     paired_bootstrap,
     wilson_interval,
 )
-from alignment.augment.strategies import BY_VARIANT, LABELS, augmented_share
+from alignment.augment.strategies import BY_VARIANT, LABELS, ORDER, PLAIN, augmented_share
 from alignment.config import check, doc
 from alignment.context import Context
 from alignment.store import write_text
@@ -231,19 +231,36 @@ def grounded_lines(run: Any, ack: pd.DataFrame) -> list[str]:
 
 
 def pick_control_lines(run: Any) -> list[str]:
-    """The same control for the best-of-N picks at the headline N, one line per reward variant."""
+    """The same comparison for the best-of-N picks at the headline N, one line per reward variant.
+    Only a two-sided strategy scores counterfactual prompts; under every other variant the
+    counterfactual pick is the plain reward's, so "the original rate exceeds the control" would
+    hold by construction there: the verdict is given for two-sided strategies only, and a note
+    says so once."""
     path = run.stage("bon") / "ack_control.csv"
     if not path.is_file() or not (run.stage("bon") / "data.parquet").is_file():
         return []
     ctl = pd.read_csv(path)
     n = marked_headline(run.read("bon"))
     out = [f"Best-of-{n} picks (the headline N):", ""]
-    for r in ctl[ctl["N"] == n].itertuples(index=False):
-        verdict = "exceeds the control" if r.exceeds_control else "does **not** exceed the control"
-        out.append(f"- under `{r.reward}`: original {_pct(r.ack_orig)} {_ci(r.ack_orig_low, r.ack_orig_high)}, control "
-                   f"{_pct(r.ack_cf)} {_ci(r.ack_cf_low, r.ack_cf_high)}, discrimination (original − control) {100 * r.diff:+.1f} points "
-                   f"{_ci(r.diff_low, r.diff_high)}: the original rate {verdict}.")
-    return [*out, ""] if len(out) > 2 else []
+    one_sided = []
+    at_n = sorted(ctl[ctl["N"] == n].itertuples(index=False), key=lambda r: ORDER.get(r.reward, len(ORDER)))
+    for r in at_n:  # in the strategy table's order
+        strategy = BY_VARIANT.get(r.reward)
+        two_sided = strategy is not None and strategy.two_sided
+        if not two_sided and r.reward != PLAIN:
+            one_sided.append(f"`{r.reward}`")
+        verdict = "" if not two_sided else \
+            ": the original rate exceeds the control" if r.exceeds_control else ": the original rate does **not** exceed the control"
+        out.append(f"- under `{r.reward}`: original {_pct(r.ack_orig)} {_ci(r.ack_orig_low, r.ack_orig_high)}, counterfactual "
+                   f"{_pct(r.ack_cf)} {_ci(r.ack_cf_low, r.ack_cf_high)}, original − counterfactual {100 * r.diff:+.1f} points "
+                   f"{_ci(r.diff_low, r.diff_high)}{verdict}.")
+    if len(out) == 2:
+        return []
+    if one_sided:
+        out += ["", f"{', '.join(one_sided)} {'is a one-sided strategy' if len(one_sided) == 1 else 'are one-sided strategies'}: "
+                "they never score counterfactual prompts, so their counterfactual pick is the plain reward's "
+                f"(`{PLAIN}`) by construction, and an original rate above it is no finding."]
+    return [*out, ""]
 
 
 def write_report(ctx: Context, extra_sections: list[str] | None = None) -> Path:

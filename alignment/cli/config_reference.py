@@ -73,3 +73,14 @@ def reference() -> str:
                              "The `reasonbench.sft` mapping: the LoRA SFT learner's settings "
                              "(`alignment/reasonbench/experiments/sft.py`), validated when `sft` is among the learners.")]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def stage_table() -> str:
+    """The docs' stage table, from the same words as `alignment <stage> --help`: what each stage
+    does (`alignment.stages.DOES`) and what it needs first (the runner's declared inputs)."""
+    from alignment.runner import STAGE_NAMES, stage_needs
+    from alignment.stages import DOES
+
+    lines = ["| stage | what it does | needs first |", "|---|---|---|"]
+    lines += [f"| `{name}` | {_cell(DOES[name])} | {_cell(stage_needs(name))} |" for name in STAGE_NAMES]
+    return "\n".join(lines) + "\n"

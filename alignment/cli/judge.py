@@ -28,9 +28,27 @@ from alignment.judge import (
 )
 from alignment.judge_error.labels import default_labels, read_rows, validate, write_rows
 
+# The options that labelling (`alignment judge` without a subcommand) requires and its
+# subcommands do not take from the parent.
+LABEL_REQUIRED = ("task", "input", "output")
 
-def _judge_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", choices=judge_definitions(), help="judge definition: a task's judge_as name")
+
+class SubcommandParsers(argparse._SubParsersAction):
+    """`alignment judge` labels with --task/--input/--output, all required, unless a subcommand
+    (`validate`, `sample`, ...) is given: that one's own options apply, so the parent's required
+    marks are lifted before argparse checks them (after the subcommand has parsed)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        for action in parser._actions:
+            if action.dest in LABEL_REQUIRED:
+                action.required = False
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _judge_options(p: argparse.ArgumentParser, task_required: bool = False) -> None:
+    p.add_argument("--task", choices=judge_definitions(), required=task_required,
+                   help="judge definition: a task's judge_as name")
     p.add_argument("--judge", default=None, help=f"judge name ({', '.join(JUDGES.names())}; default {DEFAULT_JUDGE})")
     p.add_argument("--model", default=None, help="llm judge: preset, hub id or local folder")
     p.add_argument("--backend", default=None, choices=["transformers", "vllm"], help="llm judge backend")
@@ -52,15 +70,7 @@ def config_from_args(args: argparse.Namespace) -> JudgeConfig:
     return JudgeConfig(**{k: v for k, v in kwargs.items() if v is not None})
 
 
-def _need(value: Any, flag: str) -> None:
-    if value is None:
-        raise UserError(f"alignment judge: {flag} is required")
-
-
 def run_judge(args: argparse.Namespace) -> int:
-    _need(args.task, "--task")
-    _need(args.input, "--input")
-    _need(args.output, "--output")
     if Path(args.output).is_dir():  # fail before judging, not after
         raise UserError(f"--output {args.output}: is a directory, expected a file path")
     rows = read_rows(args.input, ("full_response",))
@@ -81,8 +91,11 @@ def run_judge(args: argparse.Namespace) -> int:
 
 
 def run_validate(args: argparse.Namespace) -> int:
-    _need(args.task, "--task")
     path = args.labels or default_labels(args.task)
+    if args.labels is None:  # before judging: the warning must not follow a long LLM run
+        print(f"alignment judge validate: warning: no --labels, so scoring {path}, the project's own rows, "
+              "kept as a regression check of the judges: their accuracy is not a measurement of a judge; "
+              "give --labels FILE with labels of your own", file=sys.stderr)
     rows = read_rows(path, ("full_response", "ack_label"), unique_ids=True)
     if args.part:
         from alignment.judge_error.split import dev_parts
@@ -115,16 +128,21 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "judge",
         help="label responses: does the reasoning acknowledge the feature?",
+        usage="alignment judge --task TASK --input IN.jsonl --output OUT.jsonl [judge options]\n"
+              "       alignment judge {validate,sample,estimate,grid,plan} ... (see `alignment judge COMMAND --help`)",
         description="Add ack/ack_raw to every JSONL row, or `validate` a judge against labels.",
     )
-    _judge_options(p)
-    p.add_argument("--input", help="JSONL with a full_response field per row")
-    p.add_argument("--output", help="JSONL to write (written atomically)")
+    _judge_options(p, task_required=True)
+    p.add_argument("--input", required=True, help="JSONL with a full_response field per row")
+    p.add_argument("--output", required=True, help="JSONL to write (written atomically)")
     p.set_defaults(func=run_judge)
-    inner = p.add_subparsers(dest="judge_command", metavar="{validate,sample,estimate,grid,plan}")
+    p.register("action", "parsers", SubcommandParsers)
+    inner = p.add_subparsers(dest="judge_command", metavar="{validate,sample,estimate,grid,plan}", prog="alignment judge",
+                             help="instead of labelling: check a judge against labels, or estimate with them")
     v = inner.add_parser("validate", help="accuracy, precision/recall/F1, confusion matrix vs labels")
-    _judge_options(v)
-    v.add_argument("--labels", default=None, help="JSONL with full_response and ack_label (default: the project's set)")
+    _judge_options(v, task_required=True)
+    v.add_argument("--labels", default=None, help="JSONL with full_response and ack_label: your own labelled rows (without it: "
+                   "the project's own regression rows, whose accuracy is no measurement; a warning says so)")
     v.add_argument("--json", action="store_true", help="print the judge card as JSON")
     v.add_argument("--part", choices=["look", "sealed"], default=None, help="only one part of the development split (alignment/judge_error/split.py)")
     v.set_defaults(func=run_validate)

@@ -24,9 +24,18 @@ from alignment.config import (
 )
 from alignment.disk.faults import fault_of
 from alignment.errors import UserError
+from alignment.executor import SHARDED
 from alignment.run_config import RunConfig, load_config
-from alignment.runner import STAGE_NAMES, ensure_organisms, locked_run, run_all, run_stage
+from alignment.runner import (
+    STAGE_NAMES,
+    ensure_organisms,
+    locked_run,
+    run_all,
+    run_stage,
+    stage_needs,
+)
 from alignment.runtime.console import run_log
+from alignment.stages import DOES
 from alignment.store import RunDir
 from alignment.tasks import TASKS
 
@@ -158,6 +167,11 @@ def cmd_config(args: argparse.Namespace) -> int:
 
         print(reference(), end="")
         return 0
+    if args.action == "stages":  # the docs' stage table, in the words of the stages' --help
+        from alignment.cli.config_reference import stage_table
+
+        print(stage_table(), end="")
+        return 0
     if is_experiment(args.config):
         print(yaml.safe_dump(to_dict(load_experiment(args.config, args.overrides)), sort_keys=False), end="")
         return 0
@@ -169,30 +183,39 @@ def cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def stage_description(name: str) -> str:
+    """`alignment <stage> --help`'s text: what the stage does (the docs' stage table's words) and
+    what it needs first."""
+    does = DOES[name] + ("" if DOES[name].endswith("?") else ".")
+    return (f"Runs only the {name} stage, one step of `alignment run`; it writes {name}/ in the run dir. "
+            f"What it does: {does} Needs first: {stage_needs(name)}, finished in the same run dir "
+            "(`alignment run CONFIG` runs every stage in order and skips finished ones).")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run every stage of a config (skips finished ones)")
+    p = sub.add_parser("run", help="run every stage of a config (skips finished ones)",
+                       description="Run every stage of CONFIG in order into its run dir; a finished stage whose "
+                                   "config is unchanged is skipped, an interrupted one resumes.")
     common_flags(p)
     executor_flags(p)
     p.set_defaults(func=cmd_run)
     for name in STAGE_NAMES:
-        p = sub.add_parser(name, help=f"run the '{name}' stage only")
+        p = sub.add_parser(name, help=DOES[name], description=stage_description(name))
         common_flags(p, config_required=name != "build")
-        if name != "build":
-            executor_flags(p)
+        if name in SHARDED:
+            executor_flags(p, stage=name)
+        else:  # nothing of this stage runs in shards: --executor would change nothing
+            p.set_defaults(executor=None, address=None)
         if name == "build":
-            wins = "; overrides CONFIG's task.%s, refused with --set task.%s"
-            p.add_argument("--task", help=f"task ({', '.join(TASKS.names())})" + wins % ("name", "name"))
-            p.add_argument("--data-dir", help="local AQuA-RAT json or Winogender tsv folder (sets task.source: local)"
-                           + wins % ("data_dir", "data_dir"))
-            p.add_argument("--splits", nargs="+", help="splits to build (default: CONFIG's, else all found in --data-dir)" + wins % ("splits", "splits"))
-            p.add_argument("--n", type=int, default=None, help="examples per split (0 = all; default all without a CONFIG)"
-                           + wins % ("n_examples", "n_examples"))
+            _build_options(p)
         p.set_defaults(func=cmd_stage, stage=name)
     p = sub.add_parser("config", help="show the resolved config, or every field's documentation")
-    p.add_argument("action", choices=["show", "reference"],
-                   help="show: CONFIG resolved (without CONFIG, every field); reference: every field as Markdown (docs/config.md)")
-    p.add_argument("config", nargs="?")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("action", choices=["show", "reference", "stages"],
+                   help="show: CONFIG resolved (without CONFIG, every field); reference: every field as Markdown "
+                        "(docs/config.md); stages: the stage table as Markdown, in the words of each stage's --help")
+    p.add_argument("config", nargs="?", help="YAML run or experiment config (show only; default: the built-in defaults)")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config field before showing it, e.g. generation.n_samples=2 (repeatable)")
     p.set_defaults(func=cmd_config)
     p = sub.add_parser("organism", help="build (or find cached) model organisms")
     p.add_argument("action", choices=["train", "list", "ship"],
@@ -201,6 +224,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("names", nargs="*", help="organism presets (default: all)")
     p.add_argument("--retrain", action="store_true", help="train: ignore the shipped adapter, train from the recipe")
     p.set_defaults(func=cmd_organism)
+
+
+def _build_options(p: argparse.ArgumentParser) -> None:
+    """`alignment build`'s task flags: a build without a CONFIG, or one field of CONFIG's task."""
+    wins = "; overrides CONFIG's task.%s, refused with --set task.%s"
+    p.add_argument("--task", help=f"task ({', '.join(TASKS.names())})" + wins % ("name", "name"))
+    p.add_argument("--data-dir", help="local AQuA-RAT json or Winogender tsv folder (sets task.source: local)"
+                   + wins % ("data_dir", "data_dir"))
+    p.add_argument("--splits", nargs="+", help="splits to build (default: CONFIG's, else all found in --data-dir)" + wins % ("splits", "splits"))
+    p.add_argument("--n", type=int, default=None, help="examples per split (0 = all; default all without a CONFIG)"
+                   + wins % ("n_examples", "n_examples"))
 
 
 def cmd_organism(args: argparse.Namespace) -> int:

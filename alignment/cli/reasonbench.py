@@ -80,5 +80,5 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     for name in STAGES:
         st = rb.add_parser(name, help=f"experiment stage '{name}' of a reasonbench config")
-        common_flags(st)
+        common_flags(st, kind="experiment config (a top-level reasonbench: section)", example="reasonbench.seeds=[0]")
         st.set_defaults(func=cmd_experiment_stage, stage=name)

@@ -322,11 +322,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("config", help="YAML run config")
     p.add_argument("--seeds", default="0-4", help=f"seeds, e.g. 0-4 or 0,3,7 (default 0-4); each run gets {', '.join(SEEDED)} = the seed, so --set of those is refused")
     p.add_argument("--out", help="sweep dir (default runs/<config name>-seeds/)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config field of every seed's run, e.g. generation.n_samples=2 (repeatable)")
     p.add_argument("--full", action="store_true", help="run every stage (the audit too), not only those the headline and the DPO effect need")
-    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or stage logs (the seed table is still printed)")
     p.add_argument("--executor", choices=["local", "ray", "slurm"], default=None,
                    help="where the seed runs go: local, one after another; ray, one Ray task per seed; slurm, one array "
                         "task per seed (each run's stages in its own process; docs/cluster.md); wins over executor.kind")
-    p.add_argument("--address", default=None, metavar="ADDR", help="ray: the cluster to join, e.g. auto (default: a local one)")
+    p.add_argument("--address", default=None, metavar="ADDR", help="ray: the cluster to join, e.g. auto; wins over executor.address (default: theirs, else a local cluster)")
     p.set_defaults(func=cmd_sweep)

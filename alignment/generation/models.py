@@ -11,14 +11,17 @@ loads take about a second instead of ~30 s.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.util
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from alignment.cache import atomic_dir
 from alignment.errors import UserError
+from alignment.runtime.console import quiet
 
 EMBEDDED = "smollm2-135m"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -65,8 +68,9 @@ def embedded_model_dir() -> Path:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     gguf = embedded_gguf()
-    tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    with conversion_bars(shown=not quiet()):
+        tok = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     if getattr(model, "hf_quantizer", None) is not None:
         # The GGUF path leaves a quantization config behind that blocks saving and training.
         model.hf_quantizer.remove_quantization_config(model)
@@ -74,6 +78,24 @@ def embedded_model_dir() -> Path:
         model.save_pretrained(tmp, safe_serialization=True)
         tok.save_pretrained(tmp)
     return target
+
+
+@contextlib.contextmanager
+def conversion_bars(shown: bool) -> Iterator[None]:
+    """transformers draws the GGUF conversion's progress bar with a tqdm of its own, which neither
+    its progress-bar switch nor HF_HUB_DISABLE_PROGRESS_BARS reaches; under --quiet that module's
+    tqdm is swapped for a disabled one for the conversion, and put back after."""
+    import transformers.modeling_gguf_pytorch_utils as gguf_utils
+
+    original = getattr(gguf_utils, "tqdm", None)
+    if shown or original is None:
+        yield
+        return
+    gguf_utils.tqdm = functools.partial(original, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = original
 
 
 # x86 CPU flags meaning the CPU computes bf16 itself; without them torch emulates bf16 on fp32

@@ -278,7 +278,7 @@ def register_grid(inner: Any) -> None:
 
     g = inner.add_parser("grid", help="simulate the corrected intervals' coverage and width on a realistic grid")
     g.add_argument("--replicates", type=int, default=100, help="populations per judge and rate (default 100)")
-    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--seed", type=int, default=0, help="simulation seed (default 0)")
     g.add_argument("--data", default=str(DEFAULT_DATA), help="folder with {task}_dev.jsonl (the judges' error counts)")
     g.add_argument("--out", default="results/ppi_grid", help="writes OUT.json and OUT.md")
     g.set_defaults(func=run_grid)

@@ -61,6 +61,12 @@ def detail(message: str) -> None:
         print(message, flush=True)
 
 
+def quiet() -> bool:
+    """Whether the command running now was given --quiet (set by `run_log`): for progress a
+    library draws on its own, which no `quiet` argument reaches."""
+    return bool(_state["quiet"])
+
+
 def end_progress() -> None:
     """Close every open progress bar, so that what is printed next (an error) starts a line of
     its own: a loop left by an exception keeps its bar open, cursor after it, until collected."""
