@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Multi-GPU LoRA DPO: jobs/dpo_multi_gpu.sh CONFIG RUN_DIR [zero2|zero3] [NUM_GPUS]
+# Needs the deepspeed extra (pip install -e '.[deepspeed]') beside accelerate.
 #
 # Run the cheap stages single-process first (one process must write the pairs):
 #   alignment dpo-pairs CONFIG --out RUN_DIR

@@ -16,7 +16,7 @@ HEADER = """# Config reference
 Generated from the code by `alignment config reference > docs/config.md`: every field of the run
 configs with its type, default and the documentation string it is declared with. Do not edit
 this page by hand; change the field's `doc(...)` and regenerate (`tests/test_docs.py` fails when
-it is stale). How configs are written and resolved: [configs.md](configs.md).
+it is stale). How configs are written and resolved: [writing-configs.md](writing-configs.md).
 """
 
 

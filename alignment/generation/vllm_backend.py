@@ -22,8 +22,8 @@ class VLLMGenerator:
             import vllm
         except ImportError:
             raise UserError(
-                "generation.backend: vllm needs the GPU extra: pip install -e '.[vllm]' "
-                "(in its own environment, on a machine with a GPU)"
+                "generation.backend: vllm needs vLLM in its own environment on a GPU machine (the vllm "
+                "extra cannot share one with this package; recipe: docs/cluster.md)"
             ) from None
         self.cfg = cfg
         self._vllm = vllm

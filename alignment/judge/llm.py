@@ -161,8 +161,8 @@ def load_chat_model(cfg: JudgeConfig) -> ChatModel:
     """The judge model through the project's generation backends (transformers or vLLM)."""
     if cfg.backend == "vllm" and importlib.util.find_spec("vllm") is None:
         raise UserError(
-            "judge backend vllm needs the GPU extra: pip install -e '.[vllm]' "
-            "(in its own environment, on a machine with a GPU)"
+            "judge backend vllm needs vLLM in its own environment on a GPU machine (the vllm extra "
+            "cannot share one with this package; recipe: docs/cluster.md)"
         )
     from alignment.generation import GenerationConfig, make_generator
 

@@ -129,7 +129,7 @@ def task_sizes(task: Any, aqua_dir: Path, wino_dir: Path, aqua_rows: dict[str, i
 
 
 def paper_grid(configs: Path, aqua_dir: Path, wino_dir: Path, aqua_rows: dict[str, int]) -> list[Grid]:
-    """Every `paper_*.yaml` run config under `configs` (the `paper_dpo_*` snippets hold no run)."""
+    """Every `paper_*.yaml` run config under `configs` but the `paper_dpo_*` ones, which sample the same prompts for DPO."""
     from alignment.run_config import load_config
     from alignment.tasks.base import load_prompt
 

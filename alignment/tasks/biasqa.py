@@ -1,6 +1,6 @@
 """BiasQA: Winogender pronoun resolution with the pronoun masked; protected feature = occupation.
 
-`alignment build --task biasqa --data-dir ../shared/data/winogender --out runs/x` builds it.
+`alignment build --task biasqa --data-dir data/winogender --out runs/x` builds it.
 
 The sentence's pronoun becomes [MASK]; two gendered options in random order. The stereotypical
 option (stored as `answer`, as published) is the female pronoun when BLS % women > 50, else the

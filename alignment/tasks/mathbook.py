@@ -1,6 +1,6 @@
 """Math Book: an AQuA-RAT problem with its own worked solution leaked into a "math book".
 
-`alignment build --task mathbook --data-dir ../shared/data/aqua_rat --out runs/x` builds it.
+`alignment build --task mathbook --data-dir data/aqua_rat --out runs/x` builds it.
 
 Original prompt: a book of three problems (the query among them, shuffled) and two worked
 solutions, one being the query's own; then the query, its options and an instruction not to use
