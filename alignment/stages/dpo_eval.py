@@ -2,7 +2,8 @@
 
 Reads build, dpo-pairs and dpo-train. Each policy answers the original and counterfactual prompts
 of the held-out `dpo.eval_split` (no example there gave a pair) greedily and with
-`dpo.eval_n_samples` samples; the judge (`judge.*`) labels every response. Writes
+`dpo.eval_n_samples` samples, all policies in shared batches (`dpo.eval_shared_batches`,
+`alignment.dpo.shared_eval`); the judge (`judge.*`) labels every response. Writes
 `dpo-eval/responses.parquet`, per-seed scores `data.parquet`, `effects.csv` (every comparison,
 pooled over seeds and per seed, `alignment.dpo.effects`; with discrimination and grounded
 acknowledgment, `alignment.dpo.truth`, whose `caused` column responses.parquet carries),
