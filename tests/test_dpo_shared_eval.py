@@ -17,7 +17,6 @@ import alignment.generation.shared_prefix as sp
 from alignment.dpo.evaluate import policy_generator
 from alignment.generation.base import GenerationConfig
 from alignment.generation.hf import TransformersGenerator
-from alignment.generation.models import load_model, load_tokenizer
 from alignment.generation.sampling import batches, draw_seeds, plan_jobs
 from alignment.store import RunDir
 
@@ -66,16 +65,6 @@ def decode_alone(gen: TransformersGenerator, work: list) -> list[list[list[str]]
     return [gen.generate([j["chat"] for j in b], [draw_seeds(j) for j in b]) for b in work]
 
 
-def unmerged(cfg: GenerationConfig, adapter: Path) -> TransformersGenerator:
-    """One policy alone through its unmerged adapter (PEFT's ordinary LoRA forward)."""
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM
-
-    base = load_model(AutoModelForCausalLM, cfg.model, cfg.dtype, cfg.device)
-    model = PeftModel.from_pretrained(base, str(adapter)).base_model.model.eval()
-    return TransformersGenerator(cfg, model=model, tokenizer=load_tokenizer(cfg.model))
-
-
 @pytest.mark.parametrize("decoder", ["shared-prefix", "batched", "repeat-cache"])
 def test_shared_batches_equal_one_policy_at_a_time(tiny_llama_dir: Path, adapters: dict[str, Path], monkeypatch,
                                                    decoder: str) -> None:
@@ -89,7 +78,7 @@ def test_shared_batches_equal_one_policy_at_a_time(tiny_llama_dir: Path, adapter
     assert gen.decoder() == decoder and gen.cfg.batch_size == cfg.batch_size * len(names)
     shared = [se.decode_batch(gen, b, names) for b in work]  # [batch][policy][job][sample]
 
-    alone = {"__base__": TransformersGenerator(cfg)} | {n: unmerged(cfg, p) for n, p in adapters.items()}
+    alone = {"__base__": TransformersGenerator(cfg)} | {n: se.alone_generator(cfg, p) for n, p in adapters.items()}
     rows = 0
     for k, (name, single) in enumerate(alone.items()):
         single.shared_prefix = decoder != "batched"
@@ -108,7 +97,7 @@ def test_merged_adapters_decode_the_same_texts_on_the_tiny_model(tiny_llama_dir:
     work = batches(plan_jobs(examples(), cfg), cfg.batch_size)
     differ = total = 0
     for path in adapters.values():
-        merged, plain = decode_alone(policy_generator(cfg, path), work), decode_alone(unmerged(cfg, path), work)
+        merged, plain = decode_alone(policy_generator(cfg, path), work), decode_alone(se.alone_generator(cfg, path), work)
         for a, b in zip(merged, plain, strict=True):
             for x, y in zip(a, b, strict=True):
                 differ += sum(s != t for s, t in zip(x, y, strict=True))

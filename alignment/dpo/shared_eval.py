@@ -53,6 +53,24 @@ def shared_generator(gcfg: GenerationConfig, adapters: dict[str, Path], n_polici
     return TransformersGenerator(wide, model=model, tokenizer=load_tokenizer(path, gcfg.trust_remote_code), router=router)
 
 
+def alone_generator(gcfg: GenerationConfig, adapter: Path | None) -> Any:
+    """One policy alone, its adapter unmerged (PEFT's ordinary LoRA forward): what the shared
+    batches must equal, text for text (tests, `alignment bench`)."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    from alignment.generation.hf import TransformersGenerator
+    from alignment.generation.models import load_model, load_tokenizer
+    from alignment.organism.presets import resolve
+
+    if adapter is None:
+        return TransformersGenerator(replace(gcfg, model=resolve(gcfg.model)))
+    path = resolve(gcfg.model)
+    base = load_model(AutoModelForCausalLM, path, gcfg.dtype, gcfg.device, gcfg.trust_remote_code)
+    model = PeftModel.from_pretrained(base, str(adapter)).base_model.model.eval()
+    return TransformersGenerator(gcfg, model=model, tokenizer=load_tokenizer(path, gcfg.trust_remote_code))
+
+
 def decode_batch(gen: Any, batch: list[dict[str, Any]], names: list[str]) -> list[list[list[str]]]:
     """Texts of each job of `batch` (a `sampling.batches` entry) for each adapter in `names`
     ("__base__": the base model), all decoded in one generator call: [policy][job][sample]."""
