@@ -46,9 +46,12 @@ class Router:
 
     def __init__(self, model: Any) -> None:
         from peft.tuners.lora import LoraLayer
+        from peft.utils.other import AuxiliaryTrainingWrapper
 
         self.names: list[str] | None = None
-        self.layers = [m for m in model.modules() if isinstance(m, LoraLayer)]
+        # The modules PEFT's own mixed-batch hooks reach: LoRA layers and modules an adapter
+        # trains in full (modules_to_save), which also pick their copy per row.
+        self.layers = [m for m in model.modules() if isinstance(m, (LoraLayer, AuxiliaryTrainingWrapper))]
         if not self.layers:
             raise ValueError(f"{type(model).__name__} has no LoRA layers to route")
         for layer in self.layers:
