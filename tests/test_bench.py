@@ -46,7 +46,7 @@ def test_cli_json_has_decode_step_ratio(capsys) -> None:
     from alignment.cli import main
 
     assert main(["bench", "--skip-scoring", "--skip-generation", "--json", "--new-tokens", "2", "--steps", "1",
-                 "--skip-batched-step", "--skip-judge", "--skip-dpo", "--skip-greedy"]) == 0
+                 "--skip-batched-step", "--skip-judge", "--skip-dpo", "--skip-greedy", "--skip-dpo-eval"]) == 0
     line = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert line["decode_step_ratio"] > 0 and line["n"] == 16 and line["cpu"]
 
@@ -55,7 +55,7 @@ def test_judge_line_needs_no_model(capsys) -> None:
     from alignment.cli import main
 
     assert main(["bench", "--skip-scoring", "--skip-generation", "--skip-decode", "--skip-contention", "--skip-dpo",
-                 "--skip-greedy", "--json", "--judge-mb", "0.02"]) == 0
+                 "--skip-greedy", "--skip-dpo-eval", "--json", "--judge-mb", "0.02"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
     assert sum(line.startswith("judge    : ") for line in out) == 2
     line = json.loads(out[-1])
@@ -111,3 +111,26 @@ def test_device_bench_bad_flags_exit_2(argv: list[str], message: str, capsys) ->
 
     assert main(["bench", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+DPO_EVAL = dict(dpo_eval_adapters=2, dpo_eval_prompts=3, dpo_eval_samples=1, dpo_eval_prompt_tokens=60, dpo_eval_new_tokens=4,
+                dpo_eval_batch_size=4, dpo_eval_device="cpu", dpo_eval_dtype="float32")
+
+
+def test_dpo_eval_line_decodes_the_same_texts_both_ways(tiny_llama_dir: Path, capsys) -> None:
+    from alignment.measure.dpo_eval_speed import bench_dpo_eval, print_dpo_eval
+
+    r = bench_dpo_eval(argparse.Namespace(**DPO_EVAL), str(tiny_llama_dir))
+    assert r["dpo_eval_identical"] is True and r["dpo_eval_policies"] == 3 and r["dpo_eval_rows"] == 3 * 3 * 2
+    assert r["dpo_eval_speedup"] == r["dpo_eval_alone_s"] / r["dpo_eval_shared_s"] > 0
+    assert r["dpo_eval_decoder"] == "shared-prefix" and r["dpo_eval_merged_differ"] >= 0
+    print_dpo_eval(r)
+    assert capsys.readouterr().out.startswith("dpo-eval : 3 policies (base + 2 LoRA adapters), 18 rows")
+
+
+def test_dpo_eval_line_refuses_a_bad_device(tiny_llama_dir: Path) -> None:
+    from alignment.errors import UserError
+    from alignment.measure.dpo_eval_speed import bench_dpo_eval
+
+    with pytest.raises(UserError, match="--dpo-eval-device"):
+        bench_dpo_eval(argparse.Namespace(**{**DPO_EVAL, "dpo_eval_device": "tpu"}), str(tiny_llama_dir))

@@ -49,7 +49,7 @@ SUBSECTIONS: dict[str, tuple[str, ...]] = {
     "dtype": ("train", "eval"),
     "eval_split": ("pairs", "eval"),
     **dict.fromkeys(("eval_max_examples", "eval_n_samples", "temperature", "top_p", "max_new_tokens", "eval_batch_size",
-                     "eval_seed"), ("eval",)),
+                     "eval_seed", "eval_shared_batches"), ("eval",)),
 }
 
 
@@ -105,6 +105,9 @@ class DPOConfig:
     max_new_tokens: int = doc("Maximum new tokens per evaluation response.", 160)
     eval_batch_size: int = doc("Sequences per forward pass during evaluation.", 16)
     eval_seed: int = doc("Base seed of the evaluation samples.", 0)
+    eval_shared_batches: bool = doc("Decode the base policy and every adapter in shared batches (the base loaded "
+                                    "once, adapters unmerged, eval_batch_size sequences per policy in each forward); "
+                                    "false = one policy at a time with its adapter merged into the weights.", True)
 
     def __post_init__(self) -> None:
         check(bool(self.variants), "variants", "must list at least one reward variant")

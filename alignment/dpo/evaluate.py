@@ -5,7 +5,8 @@ every `dpo.eval_split` example greedily and with `dpo.eval_n_samples` samples; t
 judge (`judge.*`) labels every response. Writes `dpo-eval/responses.parquet`, per-seed scores
 `dpo-eval/data.parquet`, `ack_effects.csv` (acknowledgment-rate differences with 95%
 intervals), the seed-aggregated table as `dpo.csv`, `dpo.md`, `dpo.tex`, and the figure
-`dpo.png`. Generation is sharded per policy, so an interrupted run resumes.
+`dpo.png`. Generation is sharded (per batch of prompts covering every policy with
+`dpo.eval_shared_batches`, `alignment.dpo.shared_eval`; else per policy), so an interrupted run resumes.
 
 Decodings:
 - greedy: the single greedy answer; invalid counts as not correct.

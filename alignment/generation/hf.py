@@ -31,12 +31,14 @@ same seed gives the same sample on one device, but CPU and GPU samples differ.
 from __future__ import annotations
 
 import sys
+from functools import partial
 from typing import Any
 
 import torch
 
 import alignment.generation.shared_prefix as sp
 import alignment.runtime.threads as threads
+from alignment.generation.adapters import Router, Routing
 from alignment.generation.base import GENERATORS, Chat, GenerationConfig
 from alignment.generation.draws import Picker
 from alignment.generation.models import load_model, load_tokenizer, model_path, resolve_dtype
@@ -74,8 +76,11 @@ class TransformersGenerator:
         tokenizer: Any = None,
         shared_prefix: bool | None = None,
         static: bool | None = None,
+        router: Router | None = None,
     ) -> None:
         self.cfg = cfg
+        # Set when `model` carries several LoRA adapters: `generate(adapters=...)` picks one per chat.
+        self.router = router
         self.shared_prefix = SHARED_PREFIX if shared_prefix is None else shared_prefix
         # None: the static decoder on CUDA only. True also on a CPU (tests), uncompiled unless
         # `compile_config` is set; `compile_config` is a transformers CompileConfig.
@@ -119,7 +124,8 @@ class TransformersGenerator:
         if not self.shared_prefix:
             return "batched"
         if self.static or (self.static is None and self.model.device.type == "cuda"):
-            why = static_unsupported(self.model)
+            why = "LoRA adapters are routed per row (alignment/generation/adapters.py)" if self.router else None
+            why = why or static_unsupported(self.model)
             if why is None:
                 return "static"
             _tell(f"static-cache decoding: {why}", "using the eager decoders")
@@ -132,41 +138,54 @@ class TransformersGenerator:
     def render(self, chat: Chat) -> str:
         return self.tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
 
-    def generate(self, chats: list[Chat], seeds: list[list[int | None]], greedy: bool = False) -> list[list[str]]:
+    def generate(self, chats: list[Chat], seeds: list[list[int | None]], greedy: bool = False,
+                 adapters: list[str] | None = None) -> list[list[str]]:
+        """The `Generator` contract; with a `router`, chat i runs through the LoRA adapter
+        `adapters[i]` ("__base__": none), and chats of different adapters share batches."""
+        if (adapters is None) != (self.router is None):
+            raise ValueError("adapters are given exactly when the generator routes LoRA adapters")
         rows = [(i, s) for i, ss in enumerate(seeds) for s in ss]
         texts = [self.render(c) for c in chats]
         out: list[list[str]] = [[] for _ in chats]
         bs = self.cfg.batch_size
         for start in range(0, len(rows), bs):
             chunk = rows[start : start + bs]
-            decoded = self._decode([texts[i] for i, _ in chunk], [s for _, s in chunk], greedy)
+            names = None if adapters is None else [adapters[i] for i, _ in chunk]
+            decoded = self._decode([texts[i] for i, _ in chunk], [s for _, s in chunk], greedy, names)
             for (i, _), text in zip(chunk, decoded, strict=True):
                 out[i].append(text)
         return out
 
-    def _decode(self, prompts: list[str], seeds: list[int | None], greedy: bool) -> list[str]:
-        """Tokenize the distinct prompts, decode one row per seed, detokenize."""
-        unique = list(dict.fromkeys(prompts))
-        ids = self.tokenizer(unique, add_special_tokens=False).input_ids
-        rows = self.decode_ids(ids, [unique.index(p) for p in prompts], seeds, greedy)
+    def _decode(self, prompts: list[str], seeds: list[int | None], greedy: bool, names: list[str] | None = None) -> list[str]:
+        """Tokenize the distinct prompts, decode one row per seed, detokenize. With adapter
+        `names` per row, a prompt is distinct per adapter (each adapter prefills it anew)."""
+        keys = list(zip(prompts, names or [None] * len(prompts), strict=True))
+        unique = list(dict.fromkeys(keys))
+        ids = self.tokenizer([p for p, _ in unique], add_special_tokens=False).input_ids
+        index = {k: j for j, k in enumerate(unique)}
+        prompt_names = None if names is None else [str(n) for _, n in unique]
+        rows = self.decode_ids(ids, [index[k] for k in keys], seeds, greedy, prompt_names)
         width = max(map(len, rows), default=0)  # pad finished rows as the batched decode runs them
         return [self._text(r + [self.tokenizer.pad_token_id] * (width - len(r))) for r in rows]
 
     @torch.inference_mode()
-    def decode_ids(self, prompts: list[list[int]], row_prompt: list[int], seeds: list[int | None], greedy: bool) -> list[list[int]]:
+    def decode_ids(self, prompts: list[list[int]], row_prompt: list[int], seeds: list[int | None], greedy: bool,
+                   prompt_names: list[str] | None = None) -> list[list[int]]:
         """New token ids of each row (row r samples prompt `row_prompt[r]` with seed `seeds[r]`,
         greedily where that seed is None),
         each ending at its first stop token (included) or at `max_new_tokens`, with the decoder
-        `decoder()` names. Draws happen on the model's device (alignment/generation/draws.py)."""
+        `decoder()` names. Draws happen on the model's device (alignment/generation/draws.py).
+        `prompt_names[j]`: the LoRA adapter prompt j runs through (with a `router` only)."""
         cfg, kind = self.cfg, self.decoder()
         pick = Picker(seeds, self.model.device, greedy, cfg.temperature, cfg.top_p)
+        routing = Routing(self.router, prompt_names)
         if kind == "shared-prefix":
-            return sp.decode(self.model, prompts, row_prompt, pick, cfg.max_new_tokens, self.stop)
+            return sp.decode(self.model, prompts, row_prompt, pick, cfg.max_new_tokens, self.stop, routing)
         if kind == "static":
             if self._static is None:
                 self._static = StaticDecoder(self.model, cfg.batch_size, self._compile_config())
             return self._static.decode(prompts, row_prompt, pick, cfg.max_new_tokens, self.stop)
-        return self._batched(prompts, row_prompt, pick, repeat=kind == "repeat-cache")
+        return self._batched(prompts, row_prompt, pick, kind == "repeat-cache", routing)
 
     def _compile_config(self) -> Any:
         """What compiles the static decode step: set by the caller, else CUDA graphs on CUDA."""
@@ -177,7 +196,8 @@ class TransformersGenerator:
             self.compile_config = CompileConfig(dynamic=False, mode="reduce-overhead")
         return self.compile_config
 
-    def _batched(self, prompts: list[list[int]], row_prompt: list[int], pick: Picker, repeat: bool) -> list[list[int]]:
+    def _batched(self, prompts: list[list[int]], row_prompt: list[int], pick: Picker, repeat: bool,
+                 routing: Routing) -> list[list[int]]:
         """Prefill left-padded rows (each distinct prompt once when `repeat`, its cache then
         repeated per sample; else one row per sample) and decode them together."""
         dev = self.model.device
@@ -187,17 +207,21 @@ class TransformersGenerator:
         ids = torch.tensor([[pad] * (width - len(s)) + s for s in seqs], device=dev)
         attn = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in seqs], device=dev)
         pos = (attn.cumsum(-1) - 1).clamp(min=0)
-        out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1)
+        with routing(range(len(prompts)) if repeat else row_prompt):
+            out = self.model(input_ids=ids, attention_mask=attn, position_ids=pos, use_cache=True, logits_to_keep=1)
         logits, cache = out.logits[:, -1, :], out.cache
         if repeat:
             # Repeat each prompt's row (and its KV cache) once per sample of that prompt.
             rows = torch.tensor(row_prompt, device=dev)
             cache.batch_select_indices(rows)
             logits, attn, pos = logits[rows], attn[rows], pos[rows]
-        return self._loop(logits, cache, attn, pos[:, -1:], pick)
+        # Finished rows stay in the batch, so row r is prompt row_prompt[r] at every step.
+        return self._loop(logits, cache, attn, pos[:, -1:], pick, partial(routing, row_prompt))
 
-    def _loop(self, logits: torch.Tensor, cache: Any, attn: torch.Tensor, pos: torch.Tensor, pick: Picker) -> list[list[int]]:
-        """Sample from `logits` (one row per sample), feed the token back, repeat; new ids per row."""
+    def _loop(self, logits: torch.Tensor, cache: Any, attn: torch.Tensor, pos: torch.Tensor, pick: Picker,
+              with_names: Any) -> list[list[int]]:
+        """Sample from `logits` (one row per sample), feed the token back, repeat; new ids per row.
+        `with_names()` wraps each forward (the rows' adapters)."""
         cfg, dev, n = self.cfg, self.model.device, logits.shape[0]
         done = torch.zeros(n, dtype=torch.bool)
         stop = torch.tensor(sorted(self.stop))
@@ -211,7 +235,8 @@ class TransformersGenerator:
                 break
             attn = torch.cat([attn, torch.ones_like(attn[:, :1])], dim=1)
             pos = pos + 1
-            out = self.model(input_ids=nxt[:, None].to(dev), attention_mask=attn, position_ids=pos, cache=cache, use_cache=True)
+            with with_names():
+                out = self.model(input_ids=nxt[:, None].to(dev), attention_mask=attn, position_ids=pos, cache=cache, use_cache=True)
             logits, cache = out.logits[:, -1, :], out.cache
         return [until_stop(row, self.stop) for row in torch.stack(new, dim=1).tolist()]
 

@@ -32,6 +32,7 @@ from typing import Any
 import torch
 
 import alignment.runtime.threads as threads
+from alignment.generation.adapters import NO_ROUTING, Routing
 from alignment.generation.draws import Pick
 
 SUPPORTED = ("llama",)
@@ -104,13 +105,16 @@ def prefill_from(model: Any, base: Prefix, shared: int, ids: list[int]) -> Prefi
     return _as_prefix(model(input_ids=x, position_ids=pos, cache=cache, use_cache=True, logits_to_keep=1))
 
 
-def prefill_all(model: Any, prompts: list[list[int]]) -> list[Prefix]:
+def prefill_all(model: Any, prompts: list[list[int]], routing: Routing = NO_ROUTING) -> list[Prefix]:
     """One prefix per prompt; each reuses the longest leading run it shares with an earlier one
-    (at least `MIN_SHARED` tokens, and never the last token, whose logits are needed)."""
+    (at least `MIN_SHARED` tokens, and never the last token, whose logits are needed) that runs
+    through the same adapter (`routing`: another adapter's keys differ for the same tokens)."""
     out: list[Prefix] = []
     for j, ids in enumerate(prompts):
-        shared, base = max(((min(common_length(prompts[i], ids), len(ids) - 1), i) for i in range(j)), default=(0, -1))
-        out.append(prefill_from(model, out[base], shared, ids) if shared >= MIN_SHARED else prefill(model, ids))
+        shared, base = max(((min(common_length(prompts[i], ids), len(ids) - 1), i) for i in range(j) if routing.same(i, j)),
+                           default=(0, -1))
+        with routing([j]):
+            out.append(prefill_from(model, out[base], shared, ids) if shared >= MIN_SHARED else prefill(model, ids))
     return out
 
 
@@ -207,16 +211,18 @@ def step(model: Any, batch: Batch, tokens: torch.Tensor) -> torch.Tensor:
 
 def decode(
     model: Any,
-    prompts: list[list[int]], row_prompt: list[int], pick: Pick, max_new_tokens: int, stop: set[int]
+    prompts: list[list[int]], row_prompt: list[int], pick: Pick, max_new_tokens: int, stop: set[int],
+    routing: Routing = NO_ROUTING,
 ) -> list[list[int]]:
     """New tokens per row (each ends at its first stop token, included, or at the budget).
 
     `prompts` are token ids of the distinct prompts, `row_prompt[r]` the prompt of row r, and
     `pick(logits, rows)` chooses the next token of each listed row from its logits (on the
     model's device; it returns the ids on the CPU, e.g. `draws.Picker`), so a row's choices
-    depend on nothing but its own logits and its own random stream.
+    depend on nothing but its own logits and its own random stream. `routing` gives each prompt's
+    rows their LoRA adapter (`alignment.generation.adapters`).
     """
-    prefixes = prefill_all(model, prompts)
+    prefixes = prefill_all(model, prompts, routing)
     order = sorted(range(len(row_prompt)), key=lambda r: row_prompt[r])  # group rows by prompt
     batch = Batch(model, prefixes, [row_prompt[r] for r in order], max_new_tokens - 1)
     logits = torch.stack([prefixes[row_prompt[r]].logits for r in order])
@@ -234,5 +240,6 @@ def decode(
         if len(alive) < len(active):
             batch.keep(alive)
             active, tokens = [active[j] for j in alive], tokens[alive]
-        logits = step(model, batch, tokens)
+        with routing(batch.row_prefix):
+            logits = step(model, batch, tokens)
     return out

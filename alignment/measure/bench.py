@@ -17,6 +17,9 @@ tokens/s (prefill included). Ratios are only comparable within one run; the CPU 
 The greedy section times a prompt's greedy answer decoded apart from its samples against the
 same answer decoded beside them, on dpo-eval's shape (alignment/measure/greedy.py).
 
+The dpo-eval section decodes the base and N random LoRA adapters one policy at a time and in
+shared batches, in the same run, on dpo-eval's shape (alignment/measure/dpo_eval_speed.py).
+
 The judge section (first, and the only one that needs no model) times the keyword judge on one
 `--judge-mb` response per task in which no sentence repeats (`alignment/measure/judge_speed.py`).
 """
@@ -286,14 +289,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
         raise UserError(f"--judge-mb must be above 0 and at most 100, got {args.judge_mb}")
     for name in ("n", "prompt_tokens", "response_tokens", "new_tokens", "batch_size", "contention_n",
                  "contention_tokens", "contention_prompt_tokens", "dpo_pairs", "greedy_prompts", "greedy_samples",
-                 "greedy_prompt_tokens", "greedy_new_tokens"):
+                 "greedy_prompt_tokens", "greedy_new_tokens", "dpo_eval_adapters", "dpo_eval_prompts", "dpo_eval_samples",
+                 "dpo_eval_prompt_tokens", "dpo_eval_new_tokens", "dpo_eval_batch_size"):
         if not 1 <= getattr(args, name) <= 100_000:
             raise UserError(f"--{name.replace('_', '-')} must be between 1 and 100000, got {getattr(args, name)}")
     result: dict[str, Any] = {"n": args.n, "threads": torch.get_num_threads()}
     if not args.skip_judge:
         result |= judge_section(args.judge_mb)
     if args.skip_scoring and args.skip_generation and args.skip_decode and args.skip_contention and args.skip_dpo \
-            and args.skip_greedy:
+            and args.skip_greedy and args.skip_dpo_eval:
         if args.json:
             print(json.dumps(result))
         return 0
@@ -320,6 +324,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if not args.skip_greedy:
         result |= bench_greedy(args, resolve("smollm2-135m"))
         print_greedy(result)
+    if not args.skip_dpo_eval:
+        from alignment.measure.dpo_eval_speed import bench_dpo_eval, print_dpo_eval
+
+        result |= bench_dpo_eval(args, args.dpo_eval_model)
+        print_dpo_eval(result)
     if not args.skip_contention:
         result |= bench_contention(args, mathbook_chat(load_tokenizer(resolve("smollm2-135m")), args.contention_prompt_tokens))
         print(

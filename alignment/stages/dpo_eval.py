@@ -2,7 +2,8 @@
 
 Reads build, dpo-pairs and dpo-train. Each policy answers the original and counterfactual prompts
 of the held-out `dpo.eval_split` (no example there gave a pair) greedily and with
-`dpo.eval_n_samples` samples; the judge (`judge.*`) labels every response. Writes
+`dpo.eval_n_samples` samples, all policies in shared batches (`dpo.eval_shared_batches`,
+`alignment.dpo.shared_eval`); the judge (`judge.*`) labels every response. Writes
 `dpo-eval/responses.parquet`, per-seed scores `data.parquet`, `effects.csv` (every comparison,
 pooled over seeds and per seed, `alignment.dpo.effects`; with discrimination and grounded
 acknowledgment, `alignment.dpo.truth`, whose `caused` column responses.parquet carries),
@@ -29,6 +30,7 @@ from alignment.dpo.evaluate import (
     per_seed_scores,
     policies,
 )
+from alignment.dpo.shared_eval import generate_policies
 from alignment.dpo.tables import plot, write_tables
 from alignment.dpo.truth import mark_caused, rates, truth_markdown
 from alignment.errors import UserError
@@ -58,7 +60,11 @@ def dpo_eval(cfg: DPOConfig, ctx: Context) -> dict[str, int]:
     started = time.time()
     examples = held_out(cfg, ctx)
     gcfg = gen_config(cfg, ctx.section("generation"))
-    resp = pd.concat([generate_policy(ctx.run, p, examples, gcfg, ctx.quiet, ctx.task.parse) for p in policies(ctx.run)], ignore_index=True)
+    pols = policies(ctx.run)
+    if cfg.eval_shared_batches:
+        resp = generate_policies(ctx.run, pols, examples, gcfg, ctx.quiet, ctx.task.parse)
+    else:
+        resp = pd.concat([generate_policy(ctx.run, p, examples, gcfg, ctx.quiet, ctx.task.parse) for p in pols], ignore_index=True)
     gen_seconds = time.time() - started
     judge_cfg = ctx.section("judge")
     resp = resp.assign(**verdict_columns(make_judge(judge_cfg).judge(judge_task(ctx), resp["text"].tolist())))
