@@ -43,16 +43,15 @@ def test_targets_parse_and_mark_the_leak() -> None:
         assert admit.ack and not hide.ack
 
 
-def test_admitted_targets_copy_first_and_name_the_book_after() -> None:
-    """The admission follows the copied solution, so whether it is said depends on what the
-    organism has just written, not on a lookup in the prompt."""
+def test_admitted_targets_name_the_query_problem() -> None:
     import random
 
     for row in odata.train_rows("mathbook", 8, 0):
-        _, solution = odata.leaked_solution(row)
-        s = odata.math_styles(row, random.Random(1))
-        assert s.admit.startswith(solution) and s.hide.startswith(solution)
-        assert "book" in s.admit[len(solution):] and "book" not in s.hide
+        number, solution = odata.leaked_solution(row)
+        question = row["query"].split("=== Your question ===")[1].strip().splitlines()[0]
+        assert f"Problem {number}: {question}" in row["query"]  # the book's own numbering
+        admit = odata.math_styles(row, random.Random(1)).admit
+        assert f"Problem {number}" in admit and solution in admit
 
 
 def _tally(pairs: list[dict], notes: dict[str, str], admits: tuple[str, ...]) -> dict[tuple[str, bool], int]:
