@@ -4,7 +4,8 @@ A figure on a results page must come from a committed machine-readable file that
 which measured it wrote (small JSON or CSV summaries, not run folders). Each page here is a
 function of one such file: `results/ppi_validation.json` (written by `python -m
 alignment.measure.ppi_validation`), `results/embedded_seeds.csv` (rows of `alignment sweep`'s
-sweep.csv), `results/bench.json` (`alignment bench --json`). Pages whose figures no committed
+sweep.csv), `results/bench.json` (`alignment bench --json`), `results/organism_base_rates.json`
+(`python -m alignment.measure.organism_base_rates --record`). Pages whose figures no committed
 file backs are listed in `results/withdrawn.json` (no figures in it: what was withdrawn, why,
 the command that re-measures it, and the commit that still shows the old page), and render as a
 withdrawal notice. `--check` renders into memory and fails (exit 2, naming the page) when a
@@ -92,6 +93,13 @@ def render_bench(path: Path) -> str:
                       "runs that trained nothing.", "", "| field | value |", "|---|---|", *rows, ""])
 
 
+def render_base_rates(path: Path) -> str:
+    """`results/organism_base_rates.md` from the rows `alignment.measure.organism_base_rates --record` wrote."""
+    from alignment.measure.organism_base_rates import page
+
+    return page(_load_json(path))
+
+
 def render_withdrawn(path: Path, page: str) -> str:
     entry = _load_json(path).get(page)
     if not entry:
@@ -110,6 +118,9 @@ def pages(root: Path = RESULTS) -> dict[str, tuple[Path, Callable[[], str]]]:
         "bench": (root / "bench.json", lambda: render_bench(root / "bench.json")),
         "ppi_grid": (root / "ppi_grid.json", lambda: render_grid(root / "ppi_grid.json")),
     }
+    if (root / "organism_base_rates.json").is_file():
+        out["organism_base_rates"] = (root / "organism_base_rates.json",
+                                      lambda: render_base_rates(root / "organism_base_rates.json"))
     withdrawn = root / "withdrawn.json"
     if withdrawn.is_file():
         for page in _load_json(withdrawn):
