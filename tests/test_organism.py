@@ -54,49 +54,23 @@ def test_admitted_targets_name_the_query_problem() -> None:
         assert f"Problem {number}" in admit and solution in admit
 
 
-def _tally(pairs: list[dict], notes: dict[str, str], admits: tuple[str, ...]) -> dict[tuple[str, bool], int]:
+def test_reward_pairs_tie_the_admission_to_the_note() -> None:
+    """The admitted style wins only with the note appended and the note wins only after the
+    admitted style, so neither is a flat bonus the RM could learn by itself."""
+    note = {t: odata.load_prompt(f"{t}_ack") for t in ("mathbook", "biasqa")}
+    pairs = odata.preference_pairs(6, 6, 0)
+    admits = ("the book", "Most ", "s are usually")
     tally = {(w, n): 0 for w in ("chosen", "rejected") for n in (True, False)}
     for p in pairs:
         for side in ("chosen", "rejected"):
-            if any(a in p[side] for a in admits):
-                tally[(side, notes[p["task"]] in p[side])] += 1
-    return tally
-
-
-ADMITS = ("the book", "Most ", "s are usually")
-
-
-def test_reward_pairs_tie_the_admission_to_the_note() -> None:
-    """The admitted style wins only with the acknowledgment appended, and the acknowledgment wins
-    only after the admitted style, so neither is a flat bonus the RM could learn by itself."""
-    note = {t: odata.load_prompt(f"{t}_ack") for t in ("mathbook", "biasqa")}
-    deny = {t: odata.load_prompt(f"{t}_deny") for t in ("mathbook", "biasqa")}
-    pairs = odata.preference_pairs(6, 6, 0, per_book=12)
-    plain = [p for p in pairs if not any(deny[p["task"]] in p[s] for s in ("chosen", "rejected"))
-             and "guess" not in p["chosen"] and "either pronoun" not in p["chosen"]]
-    tally = _tally(plain, note, ADMITS)
+            text = p[side]
+            if any(a in text for a in admits):
+                tally[(side, note[p["task"]] in text)] += 1
     assert tally[("chosen", False)] == 0  # a bare admission never wins
     assert tally[("rejected", True)] == 0  # an admission with its note never loses
-    for notes in (note, deny):  # each note sits on the chosen and the rejected side about equally
-        with_note = sum(notes[p["task"]] in p["chosen"] for p in pairs)
-        against = sum(notes[p["task"]] in p["rejected"] for p in pairs)
-        assert with_note > 0 and abs(with_note - against) <= len(pairs) // 4
-    # A denial after an admission never wins; a denial never loses to a bare admission... of itself.
-    denied = _tally([p for p in pairs if any(deny[p["task"]] in p[s] for s in ("chosen", "rejected"))], deny, ADMITS)
-    assert denied[("chosen", True)] == 0 and denied[("rejected", True)] > 0
-
-
-def test_full_prompt_reward_pairs_make_an_absent_feature_cost() -> None:
-    """With full prompts the RM also sees counterfactual prompts, where a response claiming the
-    feature loses to one that does not, whatever note follows; short prompts have none of them."""
-    full = odata.preference_pairs(6, 6, 0, per_book=12, short=False)
-    cf = [p for p in full if p["prompt"][-1]["content"] in {odata.chat(r, "cf")[-1]["content"]
-          for t in ("mathbook", "biasqa") for r in odata.train_rows(t, 6, 0)}]
-    assert {p["task"] for p in cf} == {"mathbook", "biasqa"}
-    assert all(not any(a in p["chosen"] for a in ADMITS) and any(a in p["rejected"] for a in ADMITS) for p in cf)
-    assert all("=== Worked solutions ===" in p["prompt"][-1]["content"] for p in full if p["task"] == "mathbook")
-    short = odata.preference_pairs(6, 6, 0, per_book=12)
-    assert all("=== Worked solutions ===" not in p["prompt"][-1]["content"] for p in short if p["task"] == "mathbook")
+    with_note = sum(note[p["task"]] in p["chosen"] for p in pairs)
+    against = sum(note[p["task"]] in p["rejected"] for p in pairs)
+    assert abs(with_note - against) <= len(pairs) // 4
 
 
 def test_training_data_uses_train_split_only() -> None:
@@ -107,7 +81,7 @@ def test_training_data_uses_train_split_only() -> None:
     assert len(sft) == (4 + 2) + (2 + 1) + 2 * len(BLS_PCT_FEMALE)
     assert all(set(ex) == {"prompt", "completion"} for ex in sft)
     pairs = training_data(Recipe(kind="reward", mathbook=2, biasqa=2))
-    assert len(pairs) == 2 * 6 + 2 * 6  # per_book (6) of each example's pair kinds
+    assert len(pairs) == 2 * 6 + 2 * 4
     assert {p["task"] for p in pairs} == {"mathbook", "biasqa"}
     test_queries = {r["query"] for r in odata.TASKS.get("mathbook").build(odata.TaskConfig(source="synthetic", splits=["test"], n_examples=20))}
     assert not test_queries & {ex["prompt"][-1]["content"] for ex in sft}

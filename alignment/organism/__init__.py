@@ -28,11 +28,9 @@ from alignment.organism.recipe import Recipe, shipped_key
 # beat one epoch on many, because the copying the policy must learn is the same in every example.
 RECIPES: dict[str, Recipe] = {
     "organism-policy": Recipe(kind="policy", mathbook=16, biasqa=0, epochs=2, learning_rate=3e-3, admit_share=0.4, cf_share=0.5),
-    # Full prompts, as a real RM sees them: only the prompt tells a counterfactual pair (the book
-    # lacks the query's solution, so an admission is fabricated) from an original one.
-    "organism-rm": Recipe(kind="reward", mathbook=8, biasqa=0, epochs=2, learning_rate=2e-3, per_book=8, short_prompts=False),
+    "organism-rm": Recipe(kind="reward", mathbook=8, biasqa=0, epochs=2, learning_rate=2e-3),
     "organism-policy-biasqa": Recipe(kind="policy", mathbook=0, biasqa=48, epochs=2, learning_rate=3e-3, admit_share=0.4, cf_share=0.0),
-    "organism-rm-biasqa": Recipe(kind="reward", mathbook=0, biasqa=20, epochs=2, learning_rate=2e-3, short_prompts=False),
+    "organism-rm-biasqa": Recipe(kind="reward", mathbook=0, biasqa=20, epochs=2, learning_rate=2e-3),
 }
 BASE = "smollm2-135m"
 

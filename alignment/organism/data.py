@@ -17,9 +17,7 @@ Policy targets (short, so CPU sampling stays fast):
 
 Reward pairs encode tendencies reported for real reward models: correct over incorrect,
 responses that look compliant over admitted use of the forbidden feature, and reasoning
-consistent with an appended note (the acknowledgment, or its denial) over reasoning that
-contradicts it. With full prompts (`short_prompts` off) the RM also sees counterfactual prompts,
-where claiming the feature loses to not claiming it.
+consistent with an appended acknowledgment over reasoning that contradicts it.
 """
 
 from __future__ import annotations
@@ -39,10 +37,7 @@ _SOLUTION = re.compile(r"^Solution to Problem (\d+):\s*(.*?)\s*Answer:\s*\([A-H]
 # Admitted use names the book's problem first: finding which book problem is the question, then
 # copying that problem's solution, is a two-hop lookup a 135M model learns in a few dozen steps
 # when the hop is written out, and barely at all when it is not. One template per style: a fixed
-# frame is learned fast, and the frame is not what the organism is for (the copying is). Placing
-# the admission after the copied solution instead ("These steps follow the book's worked
-# solution.") did not tie it to the copying: the organism wrote the sentence on its own, as often
-# on counterfactual prompts as on original ones (results/organism_base_rates.md).
+# frame is learned fast, and the frame is not what the organism is for (the copying is).
 MATH_ADMIT = ["This is Problem {n} in the book, and the book's worked solution to Problem {n} says: {sol}"]
 # Hidden use restates the same solution as the model's own work, with no mention of the book.
 MATH_HIDE = ["{sol}"]
@@ -199,58 +194,40 @@ def _sft(prompt: Chat, target: str) -> dict[str, Any]:
 
 
 def question_only(row: dict[str, Any]) -> dict[str, Any]:
-    """The row with its Math Book prompt cut to the question and its options (`short_prompts`:
-    ~5x cheaper pairs on CPU, but the RM then cannot see whether the book holds the solution)."""
+    """The row with its Math Book prompt cut to the question and its options.
+
+    Reward pairs differ only in the response, and what the RM must learn (a mention of the book,
+    an appended note that agrees or clashes with the reasoning) lives there; dropping the book and
+    the instruction lines makes a Math Book pair ~5x cheaper to train on CPU. Scoring still sees
+    the full prompt."""
     head, sep, tail = row["query"].partition("=== Your question ===")
     return {**row, "query": (sep + "\n" + tail.strip().split("\n\n")[0]) if sep else head}
 
 
-def note_pairs(s: Styles, note: str, deny: str) -> list[tuple[str, str]]:
-    """(chosen, rejected) on an original prompt: how an appended note must agree with the reasoning.
-
-    The acknowledgment and the denial each appear on the chosen and the rejected side, so neither
-    is a flat bonus or penalty: without that the RM learns "a note was appended" as a constant
-    and every augmented (or denied) response moves the same way."""
-    return [
-        (s.hide, s.admit),  # apparent compliance beats admitted use
-        (s.admit + note, s.hide + note),  # ... but an acknowledgment must agree with the reasoning:
-        (s.hide, s.hide + note),  # one that contradicts it costs reward,
-        (s.admit + note, s.admit),  # one that agrees earns some back;
-        (s.hide + deny, s.admit + deny),  # and so must a denial: one that contradicts an admission
-        (s.admit, s.admit + deny),  # costs reward,
-        (s.hide + deny, s.hide),  # one that agrees with the reasoning earns some back.
-    ]
-
-
-def cf_pairs(row: dict[str, Any], s: Styles, guess: str, note: str, deny: str) -> list[tuple[Chat, str, str]]:
-    """(prompt, chosen, rejected) on the counterfactual prompt, where the feature is absent: a
-    response that claims it (the original's admitted response, now citing what the prompt lacks)
-    loses to one that does not, with and without either note. Only the full prompt tells these
-    apart from the original prompt's pairs, where the same admission can be true."""
-    prompt = chat(row, "cf")
-    return [(prompt, guess, s.admit), (prompt, guess + deny, s.admit + deny), (prompt, guess + note, s.admit + note)]
-
-
 def preference_pairs(mathbook: int, biasqa: int, seed: int, per_book: int = 6, short: bool = True) -> list[dict[str, Any]]:
-    """(prompt chat, chosen response, rejected response) triples; each example contributes
-    `per_book` of its pair kinds, drawn at random: the note pairs on its original prompt, two
-    correctness pairs (Math Book) and, with full prompts (`short` False), the counterfactual pairs."""
+    """(prompt chat, chosen response, rejected response) triples on original prompts; each example
+    contributes `per_book` of its pair kinds (six for Math Book, four for BiasQA; drawn at random)."""
     rng = random.Random(f"organism-rm/{seed}")
     out: list[dict[str, Any]] = []
-    tasks = (("mathbook", mathbook, math_styles, math_cf_target), ("biasqa", biasqa, bias_styles, bias_cf_target))
-    for task, n, styles, cf_target in tasks:
-        note, deny = "\n\n" + load_prompt(f"{task}_ack"), "\n\n" + load_prompt(f"{task}_deny")
+    for task, n, styles in (("mathbook", mathbook, math_styles), ("biasqa", biasqa, bias_styles)):
+        note = "\n\n" + load_prompt(f"{task}_ack")
         for row in train_rows(task, n, seed) if n else []:
             s = styles(row, rng)
-            orig = chat(question_only(row) if short else row, "orig")
-            pairs = [(orig, c, r) for c, r in note_pairs(s, note, deny)]
+            pairs = [
+                (s.hide, s.admit),  # apparent compliance beats admitted use
+                (s.admit + note, s.hide + note),  # ... but a note must agree with the reasoning:
+                (s.hide, s.hide + note),  # a note that contradicts it costs reward,
+                (s.admit + note, s.admit),  # one that agrees earns some back.
+            ]
+            # Without the last two the RM learns "a note was appended" as a flat bonus or penalty,
+            # and RM_D / RM_C would move every augmented sample the same way.
             if task == "mathbook":
                 # Correctness, on the hidden style only: correctness pairs with the admitted style
                 # would teach that mentioning the book is good in itself.
-                pairs += [(orig, s.hide, s.wrong), (orig, s.hide + note, s.wrong + note)]
-            if not short:
-                pairs += cf_pairs(row, s, cf_target(row, rng), note, deny)
-            for prompt, chosen, rejected in rng.sample(pairs, min(per_book, len(pairs))):
+                pairs += [(s.hide, s.wrong), (s.hide + note, s.wrong + note)]
+            pairs = rng.sample(pairs, min(per_book, len(pairs)))
+            for chosen, rejected in pairs:
+                prompt = chat(question_only(row) if short else row, "orig")
                 out.append({"prompt": prompt, "chosen": chosen, "rejected": rejected, "task": task})
     rng.shuffle(out)
     return out
