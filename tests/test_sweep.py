@@ -52,6 +52,16 @@ def test_sweep_runs_each_seed_and_summarises(tmp_path: Path, tiny_llama_dir: Pat
     mean = df[df["criterion"] == "rm_d_vs_rm"]["estimate"].mean()  # each generation seed counts once
     assert summary["bon"]["rm_d_vs_rm"]["est"] == pytest.approx(mean)
     assert "Pooled over generation seeds" in (out / "sweep.md").read_text() and "not enough for a claim" in (out / "sweep.md").read_text()
+    # record.json alone renders the page (as a copy under results/ does), less the run-reading notes.
+    from alignment.cli.results import render
+
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "sweep_tiny.json").write_text((out / "record.json").read_text())
+    assert main(["results", "render", "--dir", str(results)]) == 0 and render(results, check=True) == []
+    page = (results / "sweep_tiny.md").read_text()
+    assert page.split("\n", 2)[2].rstrip() in (out / "sweep.md").read_text()
+    assert "alignment sweep " + str(path) + " --seeds 0,3" in page
 
 
 def test_pooled_interval_is_over_generation_seeds(tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ which measured it wrote (small JSON or CSV summaries, not run folders). Each pag
 function of one such file: `results/ppi_validation.json` (written by `python -m
 alignment.measure.ppi_validation`), `results/embedded_seeds.csv` (rows of `alignment sweep`'s
 sweep.csv), `results/bench.json` (`alignment bench --json`), `results/organism_base_rates.json`
-(`python -m alignment.measure.organism_base_rates --record`). Pages whose figures no committed
+(`python -m alignment.measure.organism_base_rates --record`), `results/sweep_<name>.json` (a copy of
+`alignment sweep`'s `record.json`). Pages whose figures no committed
 file backs are listed in `results/withdrawn.json` (no figures in it: what was withdrawn, why,
 the command that re-measures it, and the commit that still shows the old page), and render as a
 withdrawal notice. `--check` renders into memory and fails (exit 2, naming the page) when a
@@ -100,6 +101,13 @@ def render_base_rates(path: Path) -> str:
     return page(_load_json(path))
 
 
+def render_sweep(path: Path) -> str:
+    """`results/sweep_<name>.md` from a copy of an `alignment sweep` run's `record.json`."""
+    from alignment.cli.sweep import record_markdown
+
+    return record_markdown(_load_json(path))
+
+
 def render_withdrawn(path: Path, page: str) -> str:
     entry = _load_json(path).get(page)
     if not entry:
@@ -112,15 +120,20 @@ def render_withdrawn(path: Path, page: str) -> str:
 
 def pages(root: Path = RESULTS) -> dict[str, tuple[Path, Callable[[], str]]]:
     """Page name -> (its data file, its renderer)."""
-    out: dict[str, tuple[Path, Callable[[], str]]] = {
-        "ppi_validation": (root / "ppi_validation.json", lambda: render_ppi(root / "ppi_validation.json")),
-        "embedded_seeds": (root / "embedded_seeds.csv", lambda: render_seeds(root / "embedded_seeds.csv")),
-        "bench": (root / "bench.json", lambda: render_bench(root / "bench.json")),
-        "ppi_grid": (root / "ppi_grid.json", lambda: render_grid(root / "ppi_grid.json")),
+    from alignment.measure.hash_overhead import page as hash_page
+
+    fixed: dict[str, tuple[str, Callable[[Path], str]]] = {
+        "ppi_validation": ("ppi_validation.json", render_ppi), "embedded_seeds": ("embedded_seeds.csv", render_seeds),
+        "bench": ("bench.json", render_bench), "ppi_grid": ("ppi_grid.json", render_grid),
+        "organism_base_rates": ("organism_base_rates.json", render_base_rates),
+        "hash_overhead": ("hash_overhead.json", lambda path: hash_page(_load_json(path))),
     }
-    if (root / "organism_base_rates.json").is_file():
-        out["organism_base_rates"] = (root / "organism_base_rates.json",
-                                      lambda: render_base_rates(root / "organism_base_rates.json"))
+    # A page is rendered where its data file is committed (a copy of results/ may hold only some).
+    out: dict[str, tuple[Path, Callable[[], str]]] = {
+        name: (root / file, lambda fn=fn, path=root / file: fn(path))
+        for name, (file, fn) in fixed.items() if (root / file).is_file()}
+    for path in sorted(root.glob("sweep_*.json")):
+        out[path.stem] = (path, lambda path=path: render_sweep(path))
     withdrawn = root / "withdrawn.json"
     if withdrawn.is_file():
         for page in _load_json(withdrawn):

@@ -29,7 +29,9 @@ whose answer strategy D marks as caused by the feature − among the others, `al
 Writes
 `DIR/sweep.csv` (one row per seed and criterion), `DIR/summary.json` (every figure pooled over
 the generation seeds, hierarchically: generation seed, then training seed, then prompt;
-`alignment.cli.sweep_pooled`; a claim needs at least five generation seeds), `DIR/sweep.md` (with the
+`alignment.cli.sweep_pooled`; a claim needs at least five generation seeds), `DIR/record.json`
+(everything `DIR/sweep.md` shows: copy it to `results/sweep_<name>.json` and `alignment results
+render` renders the same page), `DIR/sweep.md` (with the
 CPU, commit and the seconds its stages took, summed from their manifests, so a resumed sweep
 still reports what the work cost) and prints how many seeds hold.
 """
@@ -154,14 +156,14 @@ def table(rows: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["seed", "criterion", "N", "estimate", "low", "high", "examples", "holds", "seconds"])
 
 
-def to_markdown(df: pd.DataFrame, config: str) -> str:
+def to_markdown(df: pd.DataFrame, config: str, cpu: str, commit: str) -> str:
     held = headline_holds(df)
     ns = "/".join(str(int(n)) for n in sorted(set(df.loc[df["criterion"].isin(list(CRITERIA)), "N"])))
     lines = [
         f"# Seed sweep: `{config}`",
         "",
         f"Headline holds on **{int(held.sum())} of {len(held)}** generation seeds (both intervals exclude 0 in the "
-        f"claimed direction). CPU: {cpu_name()}; written at commit {git_commit() or 'unknown'}. Per generation seed, "
+        f"claimed direction). CPU: {cpu}; written at commit {commit}. Per generation seed, "
         "each interval is a 95% paired bootstrap over that seed's prompts; the figures pooled over generation seeds "
         "follow the table.",
         "",
@@ -268,9 +270,20 @@ class SeedRun:
         return submitit.helpers.DelayedSubmission(self, seed)
 
 
-def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, SeedResult]) -> None:
-    """sweep.csv, sweep.md, sweep_dpo.csv and summary.json (the figures pooled over generation
-    seeds, `alignment.cli.sweep_pooled`) from the seeds finished so far, in `seeds` order."""
+def record_markdown(record: dict[str, Any]) -> str:
+    """sweep.md (less the judge-error notes, which read the run folders) from `record.json` alone,
+    so a copy of the record under `results/` renders the same page (`alignment results render`)."""
+    df = table(record["rows"])
+    head = to_markdown(df, record["config"], record["cpu"], record["commit"]) if len(df) else f"# Seed sweep: `{record['config']}`\n"
+    command = f"alignment sweep {record['config']} --seeds {','.join(map(str, record['seeds']))}" + "".join(
+        f" --set {o}" for o in record.get("overrides", []))
+    return "\n".join([head, f"Written by `{command}`.", "", *pooled_markdown(record["pooled"]), *dpo_markdown(record["dpo"])])
+
+
+def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, SeedResult], overrides: list[str] = ()) -> None:
+    """record.json (everything the page shows: rows, pooled figures, CPU, commit), sweep.csv,
+    sweep.md, sweep_dpo.csv and summary.json (the figures pooled over generation seeds,
+    `alignment.cli.sweep_pooled`) from the seeds finished so far, in `seeds` order."""
     finished = [done[s] for s in seeds if s in done]
     df = table([r for res in finished for r in res.rows])
     dpo = [r for res in finished for r in res.dpo]
@@ -278,8 +291,11 @@ def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, See
     runs = {f"seed {s}": root / f"seed-{s}" for s in seeds}
     notes = sweep_notes(runs) + dpo_sweep_notes(runs)  # judge-error-aware figures
     pooled = pooled_summary({s: root / f"seed-{s}" for s in seeds if s in done})
+    record = {"config": config, "seeds": seeds, "overrides": list(overrides), "cpu": cpu_name(),
+              "commit": git_commit() or "unknown", "rows": df.to_dict("records"), "dpo": dpo, "pooled": pooled}
+    write_text(root / "record.json", json.dumps(record, indent=1, default=float) + "\n")
     write_text(root / "summary.json", json.dumps({"config": config, **pooled}, indent=2) + "\n")
-    write_text(root / "sweep.md", "\n".join([to_markdown(df, config), *pooled_markdown(pooled), *dpo_markdown(dpo), *notes]))
+    write_text(root / "sweep.md", "\n".join([record_markdown(record), *notes]))
     if dpo:
         write_text(root / "sweep_dpo.csv", pd.DataFrame(dpo).to_csv(index=False))
 
@@ -295,7 +311,7 @@ def sweep(config: str, seeds: list[int], root: Path, overrides: list[str], full:
 
     def finished(result: SeedResult) -> None:  # written after every seed: an interrupted sweep keeps what it measured
         done[result.seed] = result
-        write_summary(root, config, seeds, done)
+        write_summary(root, config, seeds, done, overrides)
 
     where = root if executor.kind == "local" else root.absolute()  # a worker may start elsewhere
     run_each(seeds, SeedRun(configs, where, stages, quiet, Path.cwd()), finished, where / "submitit", executor)

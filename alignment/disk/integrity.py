@@ -31,6 +31,12 @@ TOP_LEVEL = {"report": ("report.md", "report.html")}
 _verified: set[tuple[str, int, int, int]] = set()
 
 
+def forget_checked() -> None:
+    """Drop this process's record of checked files, so the next check reads every file again
+    (the hash-overhead measure times a check as a fresh process makes it)."""
+    _verified.clear()
+
+
 def digest(path: Path) -> str:
     """The content hash of one file.
 
