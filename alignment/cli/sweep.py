@@ -277,7 +277,18 @@ def record_markdown(record: dict[str, Any]) -> str:
     head = to_markdown(df, record["config"], record["cpu"], record["commit"]) if len(df) else f"# Seed sweep: `{record['config']}`\n"
     command = f"alignment sweep {record['config']} --seeds {','.join(map(str, record['seeds']))}" + "".join(
         f" --set {o}" for o in record.get("overrides", []))
-    return "\n".join([head, f"Written by `{command}`.", "", *pooled_markdown(record["pooled"]), *dpo_markdown(record["dpo"])])
+    ran = ", ".join(record.get("stage_commits", [])) or "unknown"
+    return "\n".join([head, f"Written by `{command}`; its stages ran at commit(s) {ran}.", "", *pooled_markdown(record["pooled"]), *dpo_markdown(record["dpo"])])
+
+
+def stage_commits(root: Path, seeds: list[int]) -> list[str]:
+    """The commits (7 characters) that ran the finished stages of these seeds' runs: a resumed sweep
+    reuses stages run by older code, and its page says so."""
+    found = set()
+    for s in seeds:
+        for manifest in (root / f"seed-{s}").glob("*/manifest.json"):
+            found.add((json.loads(manifest.read_text()).get("git_commit") or "unknown")[:7])
+    return sorted(found)
 
 
 def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, SeedResult], overrides: list[str] = ()) -> None:
@@ -292,7 +303,8 @@ def write_summary(root: Path, config: str, seeds: list[int], done: dict[int, See
     notes = sweep_notes(runs) + dpo_sweep_notes(runs)  # judge-error-aware figures
     pooled = pooled_summary({s: root / f"seed-{s}" for s in seeds if s in done})
     record = {"config": config, "seeds": seeds, "overrides": list(overrides), "cpu": cpu_name(),
-              "commit": git_commit() or "unknown", "rows": df.to_dict("records"), "dpo": dpo, "pooled": pooled}
+              "commit": git_commit() or "unknown", "stage_commits": stage_commits(root, [s for s in seeds if s in done]),
+              "rows": df.to_dict("records"), "dpo": dpo, "pooled": pooled}
     write_text(root / "record.json", json.dumps(record, indent=1, default=float) + "\n")
     write_text(root / "summary.json", json.dumps({"config": config, **pooled}, indent=2) + "\n")
     write_text(root / "sweep.md", "\n".join([record_markdown(record), *notes]))
