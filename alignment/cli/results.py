@@ -121,12 +121,14 @@ def render_withdrawn(path: Path, page: str) -> str:
 def pages(root: Path = RESULTS) -> dict[str, tuple[Path, Callable[[], str]]]:
     """Page name -> (its data file, its renderer)."""
     from alignment.measure.hash_overhead import page as hash_page
+    from alignment.measure.rm_ranks import page as rm_page
 
     fixed: dict[str, tuple[str, Callable[[Path], str]]] = {
         "ppi_validation": ("ppi_validation.json", render_ppi), "embedded_seeds": ("embedded_seeds.csv", render_seeds),
         "bench": ("bench.json", render_bench), "ppi_grid": ("ppi_grid.json", render_grid),
         "organism_base_rates": ("organism_base_rates.json", render_base_rates),
         "hash_overhead": ("hash_overhead.json", lambda path: hash_page(_load_json(path))),
+        "organism_rm_ranks": ("organism_rm_ranks.json", lambda path: rm_page(_load_json(path))),
     }
     # A page is rendered where its data file is committed (a copy of results/ may hold only some).
     out: dict[str, tuple[Path, Callable[[], str]]] = {
