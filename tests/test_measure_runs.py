@@ -1,0 +1,56 @@
+"""Measures over finished runs: run_diff (stage outputs compared) and hash_overhead (hashing's cost)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from alignment.disk import integrity
+from alignment.measure import hash_overhead, run_diff
+
+
+def _stage(run: Path, name: str, df: pd.DataFrame, seconds: float = 10.0) -> None:
+    folder = run / name
+    folder.mkdir(parents=True)
+    df.to_parquet(folder / "data.parquet", index=False)
+    (folder / "manifest.json").write_text(json.dumps({"seconds": seconds, "files": integrity.record(folder)}))
+
+
+def test_run_diff_names_identical_changed_and_new(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    same = pd.DataFrame({"example_id": ["x", "y"], "v": [1.0, 2.0]})
+    _stage(a, "generate", same)
+    _stage(b, "generate", same)
+    _stage(a, "score", same.assign(old=[0, 0]))
+    _stage(b, "score", same.iloc[::-1].assign(v=[2.0, 1.0 + 1e-12], new=[1, 1]))  # reordered, float noise
+    _stage(a, "bon", same)
+    _stage(b, "bon", same.assign(v=[1.0, 3.0]))
+    _stage(a, "ack", same)
+    diff = run_diff.run_diff(a, b)
+    assert diff["generate"] == {"identical_bytes": True}
+    assert diff["score"]["differ"] == [] and diff["score"]["only_a"] == ["old"] and diff["score"]["only_b"] == ["new"]
+    assert diff["bon"]["differ"] == ["v"]
+    assert diff["ack"] == {"missing_in_b": True}
+    assert run_diff.main([str(a), str(b), "--json", str(tmp_path / "d.json")]) == 0
+    out = capsys.readouterr().out
+    assert "generate: identical bytes" in out and "bon: rows 2 / 2; differ: v" in out
+    assert json.loads((tmp_path / "d.json").read_text()) == diff
+    assert run_diff.main([str(a), str(tmp_path / "nope")]) == 2
+
+
+def test_hash_overhead_times_every_stage_and_renders(tmp_path: Path) -> None:
+    run = tmp_path / "seed-0"
+    _stage(run, "generate", pd.DataFrame({"t": ["x" * 1000] * 500}), seconds=20.0)
+    _stage(run, "score", pd.DataFrame({"v": range(1000)}), seconds=5.0)
+    r = hash_overhead.run_overhead(run)
+    assert r["stages"] == 2 and r["files"] == 2 and r["stage_seconds"] == 25.0
+    assert r["bytes"] == sum((run / s / "data.parquet").stat().st_size for s in ("generate", "score"))
+    assert r["record_seconds"] > 0 and r["check_seconds"] > 0 and 0 < r["overhead"] < 1
+    out = tmp_path / "h.json"
+    assert hash_overhead.main([str(run), "--record", str(out)]) == 0
+    page = hash_overhead.page(json.loads(out.read_text()))
+    assert "| seed-0 | 2 | 2 |" in page and "Largest overhead over 1 run(s)" in page
+    assert hash_overhead.main([str(tmp_path / "empty")]) == 2
