@@ -36,8 +36,10 @@ def test_run_diff_names_identical_changed_and_new(tmp_path: Path, capsys: pytest
     assert diff["ack"] == {"missing_in_b": True}
     assert run_diff.main([str(a), str(b), "--json", str(tmp_path / "d.json")]) == 0
     out = capsys.readouterr().out
-    assert "generate: identical bytes" in out and "bon: rows 2 / 2; differ: v" in out
-    assert json.loads((tmp_path / "d.json").read_text()) == diff
+    assert "generate: identical bytes" in out and "bon: rows 2 / 2; differ: v (max |d| 1.0e+00)" in out
+    data = json.loads((tmp_path / "d.json").read_text())
+    assert data["stages"] == diff and data["command"].startswith("python -m alignment.measure.run_diff")
+    assert "| bon | no | 2 / 2 | v (1.0e+00) |" in run_diff.page(data, "t")
     assert run_diff.main([str(a), str(tmp_path / "nope")]) == 2
 
 

@@ -17,6 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Time naive vs shared-prefix scoring and sampling (CPU, SmolLM2-135M; "
                                    "--device/--shape: random-weight paper shapes on a GPU).")
     p.add_argument("--json", action="store_true", help="end with one JSON line of results")
+    p.add_argument("--record", metavar="PATH", help="also write the figures, command, CPU and commit to this results file "
+                                                    "(results/bench_<name>.json renders into a results page)")
     p.add_argument("--device", help="cpu, cuda or cuda:N: time random-weight models of --shape there instead "
                                     "(generation, scoring, one LoRA DPO step; see alignment/measure/device.py)")
     p.add_argument("--shape", help="with --device: llama-3.1-8b, llama-3.2-3b, qwen3-1.7b or tiny (default)")

@@ -82,16 +82,21 @@ def render_seeds(path: Path) -> str:
 
 
 def render_bench(path: Path) -> str:
-    """`results/bench.md` from `alignment bench --json`'s output in `bench.json`, key by key."""
+    """`results/bench.md` from `alignment bench --json`'s output in `bench.json`, key by key; a
+    `bench_<name>.json` that `alignment bench --record` wrote names its command, CPU and commit."""
     data = _load_json(path)
+    if "figures" in data:
+        intro = (f"Written by `{data['command']}` --record results/{path.name} at commit {data['commit']}; CPU: "
+                 f"{data['cpu']}. Ratios compare arms timed in the same run (the command's docs say what each times).")
+        data = data["figures"]
+    else:
+        intro = ("The figures of `results/bench.json`, as `alignment bench --json` wrote them (the commit that "
+                 "added the file says when and on which machine). Earlier hand-typed sections of this page are "
+                 "withdrawn: no committed file backs them (`git show 67030c9:results/bench.md` shows them). The "
+                 "DPO reference-sharing and dpo-eval lines are on results/bench_dpo.md where that file exists.")
     rows = [f"| `{k}` | {v:.4g} |" if isinstance(v, float) else f"| `{k}` | {v} |" for k, v in data.items()]
-    return "\n".join(["# `alignment bench`", "",
-                      "The figures of `results/bench.json`, as `alignment bench --json` wrote them (the commit that "
-                      "added the file says when and on which machine). Earlier hand-typed sections of this page are "
-                      "withdrawn: no committed file backs them (`git show 67030c9:results/bench.md` shows them). The "
-                      "DPO reference-sharing line is to be re-measured with `alignment bench --skip-scoring "
-                      "--skip-generation --skip-contention --skip-judge --json`: the figure once quoted here timed "
-                      "runs that trained nothing.", "", "| field | value |", "|---|---|", *rows, ""])
+    return "\n".join([f"# `alignment bench`{'' if path.stem == 'bench' else ': ' + path.stem.removeprefix('bench_')}", "",
+                      intro, "", "| field | value |", "|---|---|", *rows, ""])
 
 
 def render_base_rates(path: Path) -> str:
@@ -134,6 +139,8 @@ def pages(root: Path = RESULTS) -> dict[str, tuple[Path, Callable[[], str]]]:
     out: dict[str, tuple[Path, Callable[[], str]]] = {
         name: (root / file, lambda fn=fn, path=root / file: fn(path))
         for name, (file, fn) in fixed.items() if (root / file).is_file()}
+    for path in sorted(root.glob("bench_*.json")):  # further `alignment bench --json` lines, one file each
+        out[path.stem] = (path, lambda path=path: render_bench(path))
     for path in sorted(root.glob("sweep_*.json")):
         out[path.stem] = (path, lambda path=path: render_sweep(path))
     withdrawn = root / "withdrawn.json"

@@ -52,6 +52,7 @@ from alignment.measure.judge_speed import time_judge
 from alignment.organism.presets import resolve
 from alignment.reward.base import RewardConfig, split_shared, token_lists, user_turn
 from alignment.reward.classifier import ClassifierRM
+from alignment.store import git_commit, write_text
 from alignment.tasks.base import load_prompt
 
 
@@ -349,4 +350,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
               f"{r['speedup']:.2f}x; reference log-probs agree within {r['ref_logp_max_abs_diff']:.1e}")
     if args.json:
         print(json.dumps(result))
+    if args.record:
+        record_result(Path(args.record), result)
     return 0
+
+
+def record_result(path: Path, result: dict[str, Any]) -> None:
+    """A results file (`results/bench_<name>.json`) with the figures, the command, CPU and commit,
+    which `alignment results render` turns into a page."""
+    argv = sys.argv[1:]
+    if "--record" in argv:  # the command as it would be rerun, less where it wrote
+        i = argv.index("--record")
+        argv = argv[:i] + argv[i + 2:]
+    command = " ".join(["alignment", *(a for a in argv if not a.startswith("--record="))])
+    data = {"command": command, "cpu": cpu_name(), "commit": (git_commit() or "unknown")[:7], "figures": result}
+    write_text(path, json.dumps(data, indent=1) + "\n")

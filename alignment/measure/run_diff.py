@@ -38,8 +38,8 @@ def table_diff(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, Any]:
     >>> x = pd.DataFrame({"example_id": ["a", "b"], "v": [1.0, 2.0], "old": [0, 0]})
     >>> y = pd.DataFrame({"example_id": ["b", "a"], "v": [2.0, 1.5], "new": [1, 1]})
     >>> d = table_diff(x, y)
-    >>> d["differ"], d["only_a"], d["only_b"]
-    (['v'], ['old'], ['new'])
+    >>> d["differ"], d["only_a"], d["only_b"], d["max_abs"]
+    (['v'], ['old'], ['new'], {'v': 0.5})
     """
     shared = [c for c in a.columns if c in b.columns]
     out: dict[str, Any] = {"rows": [len(a), len(b)], "only_a": [c for c in a.columns if c not in b.columns],
@@ -53,6 +53,9 @@ def table_diff(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, Any]:
     except TypeError:  # unsortable cells (lists): compare in written order
         pass
     out["differ"] = [c for c in shared if not _same(a[c], b[c])]
+    # How far apart differing float columns are: a refactor's rounding shows as ~1e-6, a change as more.
+    out["max_abs"] = {c: float(np.nanmax(np.abs(a[c].to_numpy(float) - b[c].to_numpy(float))))
+                      for c in out["differ"] if a[c].dtype.kind == "f" and b[c].dtype.kind == "f"}
     return out
 
 
@@ -70,6 +73,23 @@ def run_diff(run_a: Path, run_b: Path) -> dict[str, Any]:
             continue
         out[folder.name] = {"identical_bytes": False, **table_diff(pd.read_parquet(mine), pd.read_parquet(other))}
     return out
+
+
+def page(data: dict[str, Any], title: str) -> str:
+    """A results page from `--json`'s file: one row per stage."""
+    lines = [f"# {title}", "", f"Written by `{data['command']}` (`--json`). A is the first run, B the second; "
+             "max |d|: the largest absolute difference in a float column.", "",
+             "| stage | same bytes | rows A / B | columns that differ | only in A | only in B |", "|---|---|---|---|---|---|"]
+    for stage, d in data["stages"].items():
+        if d.get("missing_in_b"):
+            lines.append(f"| {stage} | n/a | only in A | | | |")
+        elif d["identical_bytes"]:
+            lines.append(f"| {stage} | yes | | | | |")
+        else:
+            cols = ", ".join(f"{c} ({d['max_abs'][c]:.1e})" if c in d.get("max_abs", {}) else c for c in d["differ"])
+            lines.append(f"| {stage} | no | {d['rows'][0]} / {d['rows'][1]} | {cols or 'none'} | {', '.join(d['only_a'])} "
+                         f"| {', '.join(d['only_b'])} |")
+    return "\n".join([*lines, ""])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -94,11 +114,13 @@ def main(argv: list[str] | None = None) -> int:
         elif d["identical_bytes"]:
             print(f"{stage}: identical bytes")
         else:
-            same = "same values in shared columns" if not d["differ"] else f"differ: {', '.join(d['differ'])}"
+            same = "same values in shared columns" if not d["differ"] else "differ: " + ", ".join(
+                f"{c} (max |d| {d['max_abs'][c]:.1e})" if c in d.get("max_abs", {}) else c for c in d["differ"])
             extra = "".join(f"; only in {n}: {', '.join(d[k])}" for k, n in (("only_a", "A"), ("only_b", "B")) if d[k])
             print(f"{stage}: rows {d['rows'][0]} / {d['rows'][1]}; {same}{extra}")
     if args.json:
-        write_text(Path(args.json), json.dumps(diff, indent=1) + "\n")
+        data = {"command": f"python -m alignment.measure.run_diff {args.run_a} {args.run_b}", "stages": diff}
+        write_text(Path(args.json), json.dumps(data, indent=1) + "\n")
     return 0
 
 
