@@ -29,17 +29,20 @@ def test_run_diff_names_identical_changed_and_new(tmp_path: Path, capsys: pytest
     _stage(a, "bon", same)
     _stage(b, "bon", same.assign(v=[1.0, 3.0]))
     _stage(a, "ack", same)
+    _stage(a, "judge", same)
+    _stage(b, "judge", pd.concat([same, pd.DataFrame({"example_id": ["z"], "v": [9.0]})]))  # a row added
     diff = run_diff.run_diff(a, b)
     assert diff["generate"] == {"identical_bytes": True}
     assert diff["score"]["differ"] == [] and diff["score"]["only_a"] == ["old"] and diff["score"]["only_b"] == ["new"]
     assert diff["bon"]["differ"] == ["v"]
     assert diff["ack"] == {"missing_in_b": True}
+    assert diff["judge"]["matched"] == 2 and diff["judge"]["differ"] == []
     assert run_diff.main([str(a), str(b), "--json", str(tmp_path / "d.json")]) == 0
     out = capsys.readouterr().out
     assert "generate: identical bytes" in out and "bon: rows 2 / 2; differ: v (max |d| 1.0e+00)" in out
     data = json.loads((tmp_path / "d.json").read_text())
     assert data["stages"] == diff and data["command"].startswith("python -m alignment.measure.run_diff")
-    assert "| bon | no | 2 / 2 | v (1.0e+00) |" in run_diff.page(data, "t")
+    assert "| bon | no | 2 / 2 | v (1.0e+00) |" in run_diff.page(data)
     assert run_diff.main([str(a), str(tmp_path / "nope")]) == 2
 
 

@@ -141,6 +141,10 @@ def pages(root: Path = RESULTS) -> dict[str, tuple[Path, Callable[[], str]]]:
         for name, (file, fn) in fixed.items() if (root / file).is_file()}
     for path in sorted(root.glob("bench_*.json")):  # further `alignment bench --json` lines, one file each
         out[path.stem] = (path, lambda path=path: render_bench(path))
+    for path in sorted(root.glob("run_diff_*.json")):  # `python -m alignment.measure.run_diff A B --json`
+        from alignment.measure.run_diff import page as diff_page
+
+        out[path.stem] = (path, lambda path=path: diff_page(_load_json(path)))
     for path in sorted(root.glob("sweep_*.json")):
         out[path.stem] = (path, lambda path=path: render_sweep(path))
     withdrawn = root / "withdrawn.json"

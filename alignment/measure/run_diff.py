@@ -23,7 +23,7 @@ import pandas as pd
 from alignment.errors import UserError
 from alignment.store import write_text
 
-ID_COLUMNS = ["example_id", "variant", "sample", "policy", "seed", "n", "reward", "prompt"]
+ID_COLUMNS = ["example_id", "variant", "sample", "policy", "seed", "n", "N", "reward", "prompt"]
 
 
 def _same(a: pd.Series, b: pd.Series) -> bool:
@@ -44,10 +44,15 @@ def table_diff(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, Any]:
     shared = [c for c in a.columns if c in b.columns]
     out: dict[str, Any] = {"rows": [len(a), len(b)], "only_a": [c for c in a.columns if c not in b.columns],
                            "only_b": [c for c in b.columns if c not in a.columns], "differ": []}
-    if len(a) != len(b):
-        out["differ"] = shared
-        return out
     keys = [c for c in ID_COLUMNS if c in shared] or shared
+    if len(a) != len(b):
+        # Rows added or dropped: compare the rows both have, where the key columns identify a row.
+        if keys == shared or a.duplicated(keys).any() or b.duplicated(keys).any():
+            out["differ"] = shared
+            return out
+        both = a[keys].merge(b[keys], on=keys)
+        out["matched"] = len(both)
+        a, b = (both.merge(t, on=keys, how="left") for t in (a, b))
     try:
         a, b = (t.sort_values(keys, kind="stable").reset_index(drop=True) for t in (a, b))
     except TypeError:  # unsortable cells (lists): compare in written order
@@ -75,9 +80,9 @@ def run_diff(run_a: Path, run_b: Path) -> dict[str, Any]:
     return out
 
 
-def page(data: dict[str, Any], title: str) -> str:
+def page(data: dict[str, Any]) -> str:
     """A results page from `--json`'s file: one row per stage."""
-    lines = [f"# {title}", "", f"Written by `{data['command']}` (`--json`). A is the first run, B the second; "
+    lines = [f"# {data['title']}", "", f"Written by `{data['command']}` (`--json`). A is the first run, B the second; "
              "max |d|: the largest absolute difference in a float column.", "",
              "| stage | same bytes | rows A / B | columns that differ | only in A | only in B |", "|---|---|---|---|---|---|"]
     for stage, d in data["stages"].items():
@@ -87,7 +92,8 @@ def page(data: dict[str, Any], title: str) -> str:
             lines.append(f"| {stage} | yes | | | | |")
         else:
             cols = ", ".join(f"{c} ({d['max_abs'][c]:.1e})" if c in d.get("max_abs", {}) else c for c in d["differ"])
-            lines.append(f"| {stage} | no | {d['rows'][0]} / {d['rows'][1]} | {cols or 'none'} | {', '.join(d['only_a'])} "
+            rows = f"{d['rows'][0]} / {d['rows'][1]}" + (f" ({d['matched']} in both)" if "matched" in d else "")
+            lines.append(f"| {stage} | no | {rows} | {cols or 'none'} | {', '.join(d['only_a'])} "
                          f"| {', '.join(d['only_b'])} |")
     return "\n".join([*lines, ""])
 
@@ -97,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("run_a")
     p.add_argument("run_b")
     p.add_argument("--json", help="also write the comparison to this file")
+    p.add_argument("--title", default="Two runs compared stage by stage", help="with --json: the page title it records (say which runs)")
     args = p.parse_args(argv)
     a, b = Path(args.run_a), Path(args.run_b)
     for run in (a, b):
@@ -117,9 +124,10 @@ def main(argv: list[str] | None = None) -> int:
             same = "same values in shared columns" if not d["differ"] else "differ: " + ", ".join(
                 f"{c} (max |d| {d['max_abs'][c]:.1e})" if c in d.get("max_abs", {}) else c for c in d["differ"])
             extra = "".join(f"; only in {n}: {', '.join(d[k])}" for k, n in (("only_a", "A"), ("only_b", "B")) if d[k])
-            print(f"{stage}: rows {d['rows'][0]} / {d['rows'][1]}; {same}{extra}")
+            both = f" ({d['matched']} in both)" if "matched" in d else ""
+            print(f"{stage}: rows {d['rows'][0]} / {d['rows'][1]}{both}; {same}{extra}")
     if args.json:
-        data = {"command": f"python -m alignment.measure.run_diff {args.run_a} {args.run_b}", "stages": diff}
+        data = {"title": args.title, "command": f"python -m alignment.measure.run_diff {args.run_a} {args.run_b}", "stages": diff}
         write_text(Path(args.json), json.dumps(data, indent=1) + "\n")
     return 0
 
