@@ -122,3 +122,7 @@ def test_config_stages_prints_the_stage_table(capsys) -> None:
     table = capsys.readouterr().out
     assert table == stage_table()
     assert [re.match(r"\| `([\w-]+)` \|", line).group(1) for line in table.splitlines()[2:]] == list(STAGE_NAMES)
+    # docs/pipeline.md carries the same table between its markers, so the docs and --help cannot drift.
+    docs = (Path(__file__).resolve().parents[1] / "docs" / "pipeline.md").read_text()
+    between = docs.split("<!-- stage-table: alignment config stages -->\n", 1)[1].split("<!-- /stage-table -->", 1)[0]
+    assert between == table, "docs/pipeline.md's stage table is stale: paste `alignment config stages` between its markers"
