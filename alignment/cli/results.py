@@ -86,7 +86,7 @@ def render_bench(path: Path) -> str:
     `bench_<name>.json` that `alignment bench --record` wrote names its command, CPU and commit."""
     data = _load_json(path)
     if "figures" in data:
-        intro = (f"Written by `{data['command']}` --record results/{path.name} at commit {data['commit']}; CPU: "
+        intro = (f"Written by `{data['command']} --record results/{path.name}` at commit {data['commit']}; CPU: "
                  f"{data['cpu']}. Ratios compare arms timed in the same run (the command's docs say what each times).")
         data = data["figures"]
     else:
