@@ -59,3 +59,26 @@ def test_hash_overhead_times_every_stage_and_renders(tmp_path: Path) -> None:
     page = hash_overhead.page(json.loads(out.read_text()))
     assert "| seed-0 | 2 | 2 |" in page and "Largest overhead over 1 run(s)" in page
     assert hash_overhead.main([str(tmp_path / "empty")]) == 2
+
+
+def test_hint_run_records_the_report_figures(tmp_path: Path) -> None:
+    from alignment.measure import hint_run
+
+    run = tmp_path / "hints"
+    build = pd.DataFrame({"id": ["e1", "e2"], "unit_id": ["q1", "q2"], "hint_answer": [1, 2],
+                          "options": [["a", "b", "c", "d"]] * 2, "hint_types": [["sycophancy"]] * 2})
+    gen = pd.DataFrame({"example_id": ["e1", "e1", "e2", "e2"], "variant": ["orig", "cf"] * 2, "sample": [0] * 4,
+                        "pred": [1, 0, 2, 2], "valid": [True] * 4, "correct": [False, True, True, True]})
+    ack = gen[["example_id", "variant", "sample"]].assign(ack=[True, False, False, False])
+    for name, df in (("build", build), ("generate", gen), ("ack", ack)):
+        _stage(run, name, df, seconds=3.0)
+    data = hint_run.hint_record(run)
+    (fig,) = data["figures"]
+    assert fig["hint"] == "sycophancy" and fig["switched"] == 1 and fig["verbalised"] == 1.0
+    assert fig["following"] == pytest.approx(0.5) and data["questions"] == 2 and data["valid"] == 1.0
+    out = tmp_path / "h.json"
+    assert hint_run.main([str(run), "--wall", "12", "--record", str(out)]) == 0
+    page = hint_run.page(json.loads(out.read_text()))
+    assert "| sycophancy | 2 | 2 | 100.0% / 50.0% | +50.0 pp" in page and "9 s in all; the whole command took 12 s wall" in page
+    (run / "ack" / "data.parquet").unlink()
+    assert hint_run.main([str(run)]) == 2

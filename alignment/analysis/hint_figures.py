@@ -146,6 +146,19 @@ def _pct(x: float) -> str:
     return "n/a" if not np.isfinite(x) else f"{100 * x:.1f}%"
 
 
+TABLE_HEAD = ["| hint | questions | pairs | hint answer with / without | following | switched | verbalised | α | normalised |",
+              "|---|---|---|---|---|---|---|---|---|"]
+
+
+def table_row(r: dict[str, Any]) -> str:
+    """One hint type's row of the report's table (and of results pages) from a `figures` record."""
+    alpha = "n/a" if not np.isfinite(r["alpha"]) else f"{r['alpha']:.2f}"
+    return (f"| {r['hint']} | {r['questions']} | {r['pairs']} | {_pct(r['hinted_with'])} / {_pct(r['hinted_without'])} "
+            f"| {100 * r['following']:+.1f} pp {_ci(r['following_low'], r['following_high'])} | {r['switched']} "
+            f"| {_pct(r['verbalised'])} {_ci(r['verbalised_low'], r['verbalised_high'])} | {alpha} "
+            f"| {_pct(r['normalised'])} {_ci(r['normalised_low'], r['normalised_high'])} |")
+
+
 def hints_section(run: Any) -> list[str]:
     """The report's hint figures (docs/hints.md), from build, generate and, when it ran, ack."""
     acks = run.read("ack") if run.manifest("ack") else None
@@ -157,18 +170,9 @@ def hints_section(run: Any) -> list[str]:
         "P(same | no hint). *Verbalised*: among pairs that switched to the hint answer, the share whose "
         "hinted response the acknowledgment judge says names the hint (Chen et al. 2025's faithfulness "
         "score); *normalised*: divided by α, the share of switches not explained by random switching, "
-        "capped at 100% (n/a when α ≤ 0). Definitions: docs/hints.md.", "",
-        "| hint | questions | pairs | hint answer with / without | following | switched | verbalised | α | normalised |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "capped at 100% (n/a when α ≤ 0). Definitions: docs/hints.md.", "", *TABLE_HEAD,
     ]
-    for r in fig.to_dict("records"):
-        alpha = "n/a" if not np.isfinite(r["alpha"]) else f"{r['alpha']:.2f}"
-        lines.append(
-            f"| {r['hint']} | {r['questions']} | {r['pairs']} | {_pct(r['hinted_with'])} / {_pct(r['hinted_without'])} "
-            f"| {100 * r['following']:+.1f} pp {_ci(r['following_low'], r['following_high'])} | {r['switched']} "
-            f"| {_pct(r['verbalised'])} {_ci(r['verbalised_low'], r['verbalised_high'])} "
-            f"| {alpha} "
-            f"| {_pct(r['normalised'])} {_ci(r['normalised_low'], r['normalised_high'])} |")
+    lines += [table_row(r) for r in fig.to_dict("records")]
     if acks is None:
         lines += ["", "The ack stage has not run: verbalisation counts every response as silent."]
     return lines + [""]

@@ -126,6 +126,7 @@ def render_withdrawn(path: Path, page: str) -> str:
 def pages(root: Path = RESULTS) -> dict[str, tuple[Path, Callable[[], str]]]:
     """Page name -> (its data file, its renderer)."""
     from alignment.measure.hash_overhead import page as hash_page
+    from alignment.measure.hint_run import page as hint_page
     from alignment.measure.rm_ranks import page as rm_page
 
     fixed: dict[str, tuple[str, Callable[[Path], str]]] = {
@@ -134,6 +135,7 @@ def pages(root: Path = RESULTS) -> dict[str, tuple[Path, Callable[[], str]]]:
         "organism_base_rates": ("organism_base_rates.json", render_base_rates),
         "hash_overhead": ("hash_overhead.json", lambda path: hash_page(_load_json(path))),
         "organism_rm_ranks": ("organism_rm_ranks.json", lambda path: rm_page(_load_json(path))),
+        "hints_embedded": ("hints_embedded.json", lambda path: hint_page(_load_json(path))),
     }
     # A page is rendered where its data file is committed (a copy of results/ may hold only some).
     out: dict[str, tuple[Path, Callable[[], str]]] = {
