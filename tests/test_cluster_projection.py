@@ -1,6 +1,6 @@
-"""`python -m alignment.measure.cluster_projection`: the paper grid's wall time on paper, on a tiny grid.
+"""`python -m alignment.measure.cluster.projection`: the paper grid's wall time on paper, on a tiny grid.
 
-The doctests of alignment/cluster_projection*.py run with the suite (`--doctest-modules`).
+The doctests of alignment/measure/cluster/*.py run with the suite (`--doctest-modules`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_tasks import GOOD_MATH, bias_dir, write_jsonl
 
-from alignment.measure.cluster_projection import main, stage_wall_s
+from alignment.measure.cluster.projection import main, stage_wall_s
 from alignment.stages import ack as ack_stage
 from alignment.stages.ack import shard_size
 
@@ -95,7 +95,7 @@ def test_json_projection_of_a_tiny_grid_and_a_run_dir(tmp_path: Path, capsys) ->
 def test_markdown_says_what_is_measured_and_what_is_assumed(tmp_path: Path, capsys) -> None:
     assert main(tiny_grid(tmp_path)) == 0
     md = capsys.readouterr().out
-    assert "not a measurement" in md and "python -m alignment.measure.cluster_projection --configs" in md
+    assert "not a measurement" in md and "python -m alignment.measure.cluster.projection --configs" in md
     assert "| Llama-3.1-8B decode tokens/s at batch 16 | 1 GPU | 4 GPUs |" in md
     assert "train: 10 rows from --aqua-rows" in md and "built from" in md
     assert "issue 41" in md and "| mean response tokens | 400 | assumption" in md

@@ -1,4 +1,4 @@
-"""`python -m alignment.measure.cluster_projection [--json] [--run DIR] [--out FILE]`: the paper grid's wall
+"""`python -m alignment.measure.cluster.projection [--json] [--run DIR] [--out FILE]`: the paper grid's wall
 time on 1, 8 and 32 GPUs, projected on paper. A projection, not a measurement: no GPU ran here.
 
 The grid is every `configs/paper_*.yaml` run config (policy x task), its sizes read from the
@@ -281,13 +281,13 @@ def command(argv: Sequence[str] | None) -> str:
     """The command line that produced a projection, for its report.
 
     >>> command(["--gpus", "1", "8"])
-    'python -m alignment.measure.cluster_projection --gpus 1 8'
+    'python -m alignment.measure.cluster.projection --gpus 1 8'
     """
-    return " ".join(["python -m alignment.measure.cluster_projection", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
+    return " ".join(["python -m alignment.measure.cluster.projection", *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
 
 
 def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m alignment.measure.cluster_projection", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m alignment.measure.cluster.projection", description=__doc__.split("\n")[0])
     d = Inputs()
     p.add_argument("--json", action="store_true", help="print the projection as JSON")
     p.add_argument("--out", type=Path, help="also write the markdown (or JSON) here, atomically")
@@ -318,8 +318,8 @@ def arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from alignment.measure.cluster_projection_report import markdown, run_label, shard_timings
-    from alignment.measure.cluster_projection_sizes import paper_grid
+    from alignment.measure.cluster.report import markdown, run_label, shard_timings
+    from alignment.measure.cluster.sizes import paper_grid
     from alignment.store import write_text
 
     a = arguments(argv)
@@ -332,7 +332,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   "measured": shard_timings(a.run) if a.run else None,
                   "run": run_label(a.run) if a.run else None, "command": command(argv)}
     except UserError as e:
-        print(f"cluster_projection: error: {e}", file=sys.stderr)
+        print(f"cluster.projection: error: {e}", file=sys.stderr)
         return 2
     text = json.dumps(result, indent=1) + "\n" if a.json else markdown(result, grids, inp)
     if a.out:

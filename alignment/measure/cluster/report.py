@@ -1,4 +1,4 @@
-"""The report of `alignment.measure.cluster_projection`: measured per-shard times of a finished run dir
+"""The report of `alignment.measure.cluster.projection`: measured per-shard times of a finished run dir
 (`--run DIR`) and the markdown with every input's provenance.
 
 Per-shard times are read from file times: a stage writes `shards/key.txt` before it loads its
@@ -205,7 +205,7 @@ def markdown(result: dict[str, Any], grids: list[Any], inp: Any) -> str:
     lines = ["# Paper grid wall time on 1, 8 and 32 GPUs: a projection", "",
              "**A projection on paper, not a measurement.** It is built from throughputs measured on a GPU by an",
              "earlier session, from the paper configs' sizes counted in the public datasets, and from assumptions",
-             "that are named below. Model and assumptions: `alignment/measure/cluster_projection.py` (module docstring).", "",
+             "that are named below. Model and assumptions: `alignment/measure/cluster/projection.py` (module docstring).", "",
              "Produced by:", "", "```", result["command"], "```", "", "## Projected wall time (hours)", ""]
     lines += hours_tables(result, inp.gpus, inp.detail_tok_s)
     lines += [f"## Stage by stage at {inp.detail_tok_s:,.0f} decode tokens/s", ""] + detail_table(result, inp.gpus)
@@ -213,7 +213,7 @@ def markdown(result: dict[str, Any], grids: list[Any], inp: Any) -> str:
     lines += [f"- {g.name}: " + "; ".join(g.sources) for g in grids]
     lines += ["", "## Inputs", ""] + inputs_table(inp)
     lines += ["", "## Measured per-shard times of a real run (CPU, this machine)", "",
-              "Measured, from file times of the run dir's shards (see `alignment/measure/cluster_projection_report.py`).",
+              "Measured, from file times of the run dir's shards (see `alignment/measure/cluster/report.py`).",
               "They show the overhead's shape: a model load once per worker, then a steady time per shard, and",
               "(last column) what the driver spends outside the shard loop. They are not GPU times.", ""]
     lines += measured_table(result["measured"], result["run"])

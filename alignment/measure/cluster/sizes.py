@@ -1,4 +1,4 @@
-"""The paper grid's sizes for `alignment.measure.cluster_projection`: read from `configs/paper_*.yaml` and
+"""The paper grid's sizes for `alignment.measure.cluster.projection`: read from `configs/paper_*.yaml` and
 counted in the public datasets with the tasks' own builders.
 
 A config's examples are what its task would build: AQuA-RAT splits that have a local
