@@ -23,8 +23,10 @@ Small samples: with few disagreements between judge and labels the residuals' sp
 estimated as (nearly) 0 and the interval would collapse. The variance is floored at the judge
 part's plus one pseudo-disagreement per stratum, of the stratum's typical coefficient (the point
 estimate is unchanged), so the interval never claims more than the labels can support; and lam
-is then 1 (plain PPI), since a tuned lam is unstable there. A best-of-N pick figure's interval
-uses a t quantile on its effective number of labels (`effective_labels`).
+is then 1 (plain PPI), since a tuned lam is unstable there. The interval's quantile is a t one on
+the variance's Satterthwaite degrees of freedom (`degrees_of_freedom`): when a few prompts carry
+the variance (few disagreements, a best-of-N pick's top-ranked responses, a rare rate's positives)
+its estimate is itself uncertain, and a normal quantile would undercover.
 """
 
 from __future__ import annotations
@@ -126,14 +128,19 @@ def pseudo_variance(c: np.ndarray, idx: np.ndarray, design: Design) -> float:
     >>> round(pseudo_variance(np.full(2000, 1 / 2000), np.arange(30), Design()) * 900, 6)
     1.0
     """
+    return float(sum(pseudo_terms(c, idx, design)))
+
+
+def pseudo_terms(c: np.ndarray, idx: np.ndarray, design: Design) -> list[float]:
+    """`pseudo_variance`'s term of each stratum with labelled responses in the figure."""
     strata = _codes(design.strata) if design.strata is not None else np.zeros(len(idx), dtype=int)
     w = design.weights if design.weights is not None else np.full(len(idx), len(c) / len(idx))
     ci = c[idx]
-    out = 0.0
+    out = []
     for h in np.unique(strata):
         s = (strata == h) & (ci != 0)
         if s.any():
-            out += float(np.mean(w[s]) ** 2 * np.mean(ci[s] ** 2))
+            out.append(float(np.mean(w[s]) ** 2 * np.mean(ci[s] ** 2)))
     return out
 
 
@@ -159,18 +166,49 @@ def floor_variance(c: np.ndarray, f: np.ndarray, idx: np.ndarray, lam: float, de
     return variance(judge_influences(c, f, lam, design)) + pseudo_variance(c, idx, design)
 
 
-def effective_labels(c: np.ndarray, idx: np.ndarray, design: Design) -> float:
-    """Kish's effective number of labelled responses in the figure: (sum |w c|)**2 / sum (w c)**2
-    over the labelled ones. A rate's is its count; a best-of-N pick rests on its few labelled
-    top-ranked responses, and its interval uses a t quantile with this many degrees of freedom
-    less one (a normal one there undercovers on the validation grid).
+def degrees_of_freedom(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, lam: float,
+                       design: Design) -> float:
+    """Satterthwaite's degrees of freedom of the clustered variance, for a t quantile.
 
-    >>> round(effective_labels(np.full(10, 0.1), np.arange(5), Design()), 6), round(effective_labels(np.array([0.5, 0.1, 0.1, 0.0]), np.arange(4), Design()), 2)
-    (5.0, 1.81)
+    The variance is a sum of squared prompt influences. When a few prompts carry most of it (a
+    handful of disagreements, a best-of-N pick's top-ranked labelled responses, a rare rate's few
+    positives) that sum is itself very uncertain, and a normal quantile undercovers; with many
+    comparable influences the t quantile is the normal one. Where the floor sets the variance
+    (`guarded_variance`), its terms are the judge part's influences and one pseudo-disagreement per
+    stratum, each a single event: with none seen among n labels, the interval's half-width is then
+    about 4.3/n of a rate (the exact binomial bound for 0 of n is 3.7/n; a normal quantile on the
+    pseudo-disagreement alone would claim 1.96/n, more than the labels support).
+
+    Forty labels, half positive (a normal-like spread): about the number of prompts.
+    Three positives among forty carry most of it: a few per positive.
+
+    >>> f = np.zeros(40); c = np.full(40, 1 / 40); y = f.copy(); y[::2] = 1
+    >>> round(degrees_of_freedom(c, f, np.arange(40), y, 0.0, Design()))
+    39
+    >>> y = f.copy(); y[:3] = 1
+    >>> round(degrees_of_freedom(c, f, np.arange(40), y, 0.0, Design()), 1)
+    7.7
     """
-    w = design.weights if design.weights is not None else np.ones(len(idx))
-    a = np.abs(w * c[idx])
-    return float(a.sum() ** 2 / (a @ a)) if (a @ a) > 0 else 0.0
+    u = influences(c, f, idx, y, lam, design)
+    g = len(u)
+    if variance(u) < floor_variance(c, f, idx, lam, design):
+        pseudo = np.sqrt(np.array(pseudo_terms(c, idx, design)) * (g - 1) / g)
+        u = np.concatenate([judge_influences(c, f, lam, design), pseudo])
+    return satterthwaite(u, g)
+
+
+def satterthwaite(u: np.ndarray, g: int) -> float:
+    """Degrees of freedom of sum(u**2) as an estimate of g times the influences' variance: 2 over
+    its squared coefficient of variation, (sum u**4 / (sum u**2)**2 - 1/g) estimating it from their
+    kurtosis; between 1 and g - 1 (g - 1 when every influence is 0). Normal influences give about
+    g; k equal spikes about 2k (the relative variance of a Poisson count's variance estimate is 1/k).
+
+    >>> satterthwaite(np.array([1.0, -1.0] * 50), 100), round(satterthwaite(np.array([1.0, 1, 0, 0, 0, 0, 0, 0, 0, 0]), 10), 2)
+    (99.0, 5.0)
+    """
+    s2 = float(u @ u)
+    excess = float((u**4).sum()) / s2**2 - 1 / g if s2 > 0 else 0.0
+    return float(min(max(2 / excess, 1.0), g - 1)) if excess > 0 else float(max(g - 1, 1))
 
 
 def tuned_lambda(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, design: Design) -> float:

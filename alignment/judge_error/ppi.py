@@ -145,23 +145,46 @@ def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[
     lam, how = cl.choose_lambda(c, j, idx, y, design)
     m = len(c)
     z, zhat = m * c[idx] * y, m * c * j  # the functional as a mean over the M responses
-    with np.errstate(invalid="ignore", divide="ignore"):
-        est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=lam, w=w))[0])
-        labels_est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=0.0, w=w))[0])
-    se = math.sqrt(cl.guarded_variance(c, j, idx, y, lam, design))
+    tail = 0.5 + confidence / 2
+
+    def interval(lam: float) -> tuple[float, float, float]:
+        """(estimate, standard error, t quantile) at this lambda."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=lam, w=w))[0])
+        se = math.sqrt(cl.guarded_variance(c, j, idx, y, lam, design))
+        return est, se, _t_quantile(tail, cl.degrees_of_freedom(c, j, idx, y, lam, design))
+
+    (est, se, q), (labels_est, labels_se, labels_q) = interval(lam), interval(0.0)
+    if lam > 0 and labels_q * labels_se < q * se:
+        # lambda minimises the variance only when tuned on this figure without a floor; when it was
+        # set otherwise (plain PPI with few disagreements, tuned on a pick figure's rate) and the
+        # labels alone give the shorter interval, the judge is not used. The choice is PPI++'s own,
+        # made between two candidates on their estimated spreads, never on where the intervals lie.
+        how = f"labels only (lambda = 0), their interval shorter than that of {how}"
+        lam, est, se, q = 0.0, labels_est, labels_se, labels_q
     floored = cl.floor_variance(c, j, idx, lam, design) >= se**2
-    labels_se = math.sqrt(cl.guarded_variance(c, j, idx, y, 0.0, design))
     # The functional cannot leave [sum of negative coefficients, sum of positive ones].
-    floor, ceil = float(c[c < 0].sum()), float(c[c > 0].sum())
-    clip = lambda x: min(max(x, floor), ceil)  # noqa: E731
-    # A pick figure rests on its few labelled top-ranked responses: a t quantile on its effective
-    # count; a rate (even coefficients) keeps the normal one.
-    zc = z_quantile(confidence) if cl.even_coefficients(c) else _critical(confidence, cl.effective_labels(c, idx, design))
+    bounds = float(c[c < 0].sum()), float(c[c > 0].sum())
     return PPIEstimate(
-        estimate=clip(est), low=clip(est - zc * se), high=clip(est + zc * se), judge_only=float((c * j).sum()),
-        labels_only=(clip(labels_est - zc * labels_se), clip(labels_est + zc * labels_se)), n_labelled=len(idx),
-        n_unlabelled=m - len(idx), method=_method(how, design, c, floored), se=se, labels_se=labels_se, lam=lam,
+        estimate=min(max(est, bounds[0]), bounds[1]), low=bounded(est, q * se, *bounds)[0],
+        high=bounded(est, q * se, *bounds)[1], judge_only=float((c * j).sum()),
+        labels_only=bounded(labels_est, labels_q * labels_se, *bounds), n_labelled=len(idx),
+        n_unlabelled=m - len(idx), method=_method(how, design, c, floored, q), se=se, labels_se=labels_se, lam=lam,
     )
+
+
+def bounded(est: float, half: float, floor: float, ceil: float) -> tuple[float, float]:
+    """est +- half, clipped to the figure's range [floor, ceil]; the whole range when the interval
+    lies wholly outside it (a weighted estimate far outside with a small spread: the data
+    contradict the spread, and clipping both ends to one edge would claim a zero-width interval).
+
+    >>> bounded(0.1, 0.2, 0.0, 1.0), bounded(1.5, 0.2, 0.0, 1.0)
+    ((0.0, 0.30000000000000004), (0.0, 1.0))
+    """
+    low, high = est - half, est + half
+    if high <= floor or low >= ceil:
+        return floor, ceil
+    return max(low, floor), min(high, ceil)
 
 
 def _design(c: np.ndarray, idx: np.ndarray, w: np.ndarray | None, clusters: Sequence[Any] | None,
@@ -182,9 +205,9 @@ def _design(c: np.ndarray, idx: np.ndarray, w: np.ndarray | None, clusters: Sequ
     return cl.Design(clusters=cls, strata=st, weights=w)
 
 
-def _method(how: str, design: cl.Design, c: np.ndarray, floored: bool = False) -> str:
-    """The method line: the lambda actually used, the clustering and the design."""
-    parts = [how + ", normal interval"]
+def _method(how: str, design: cl.Design, c: np.ndarray, floored: bool, q: float) -> str:
+    """The method line: the lambda actually used, the interval, the clustering and the design."""
+    parts = [how + f", t interval (quantile {q:.2f}, on the Satterthwaite degrees of freedom of the variance)"]
     if design.clusters is not None:
         parts.append(f"clustered by prompt ({len(set(design.clusters[c != 0].tolist()))} prompts)")
     else:
@@ -197,15 +220,15 @@ def _method(how: str, design: cl.Design, c: np.ndarray, floored: bool = False) -
     return "; ".join(parts)
 
 
-def _critical(confidence: float, effective: float) -> float:
-    """The t quantile with (effective labelled responses - 1) degrees of freedom, at least 1.
+def _t_quantile(tail: float, df: float) -> float:
+    """The t quantile at `tail` with `df` degrees of freedom (at least 1).
 
-    >>> round(_critical(0.95, 1000), 3), round(_critical(0.95, 5), 3)
+    >>> round(_t_quantile(0.975, 1000), 3), round(_t_quantile(0.975, 4), 3)
     (1.962, 2.776)
     """
     from scipy.stats import t
 
-    return float(t.ppf(0.5 + confidence / 2, max(effective - 1, 1.0)))
+    return float(t.ppf(tail, max(df, 1.0)))
 
 
 def z_quantile(confidence: float) -> float:
@@ -251,13 +274,17 @@ def ppi_rate(judge: Sequence[bool], labelled: Sequence[int], labels: Sequence[bo
     (uniform sample) or the weighted classical one (stratified sample).
 
     Ten responses, four labelled; the judge misses one acknowledgment among them. Labels alone
-    say 0.5; with one disagreement lambda is not tuned (`clustered.choose_lambda`), so plain PPI
-    (lambda = 1): 0.3 + 0.25 = 0.55.
+    say 0.5; with one disagreement lambda is not tuned (`clustered.choose_lambda`), and plain PPI
+    (lambda = 1) would say 0.3 + 0.25 = 0.55, but with the judge's spread over ten responses added
+    its interval is the longer one, so the labels' own (lambda = 0) is shown.
 
     >>> judge = [True, False, False, False, True, False, False, False, True, False]
     >>> r = ppi_rate(judge, [0, 1, 2, 3], [True, True, False, False])
-    >>> round(r.judge_only, 3), round(r.estimate, 3), r.n_labelled, r.n_unlabelled
-    (0.3, 0.55, 4, 6)
+    >>> round(r.judge_only, 3), round(r.estimate, 3), r.lam, r.n_labelled, r.n_unlabelled
+    (0.3, 0.5, 0.0, 4, 6)
+    >>> r.method.split(",")[0]
+    'labels only (lambda = 0)'
+
     >>> [round(x, 3) for x in r.labels_only]
     [0.15, 0.85]
     >>> r.low <= r.estimate <= r.high
