@@ -23,10 +23,8 @@ Small samples: with few disagreements between judge and labels the residuals' sp
 estimated as (nearly) 0 and the interval would collapse. The variance is floored at the judge
 part's plus one pseudo-disagreement per stratum, of the stratum's typical coefficient (the point
 estimate is unchanged), so the interval never claims more than the labels can support; and lam
-is then 1 (plain PPI), since a tuned lam is unstable there. The interval's quantile is a t one on
-the variance's Satterthwaite degrees of freedom (`degrees_of_freedom`): when a few prompts carry
-the variance (few disagreements, a best-of-N pick's top-ranked responses, a rare rate's positives)
-its estimate is itself uncertain, and a normal quantile would undercover.
+is then 1 (plain PPI), since a tuned lam is unstable there. The quantile is a t one on the variance's
+Satterthwaite degrees of freedom (`degrees_of_freedom`): a variance a few prompts carry is uncertain.
 """
 
 from __future__ import annotations
@@ -120,8 +118,7 @@ def variance(u: np.ndarray) -> float:
 
 
 def pseudo_variance(c: np.ndarray, idx: np.ndarray, design: Design) -> float:
-    """One unseen disagreement per stratum: its weight squared times the mean squared coefficient
-    of the stratum's labelled responses in the figure (0 for a stratum without any).
+    """One unseen disagreement per stratum (`pseudo_terms`, summed).
 
     Uniform sample of 30 of 2,000 responses, a rate (c = 1/2,000): 1/30**2.
 
@@ -132,16 +129,13 @@ def pseudo_variance(c: np.ndarray, idx: np.ndarray, design: Design) -> float:
 
 
 def pseudo_terms(c: np.ndarray, idx: np.ndarray, design: Design) -> list[float]:
-    """`pseudo_variance`'s term of each stratum with labelled responses in the figure."""
+    """Per stratum with labelled responses in the figure: its weight squared times their mean
+    squared coefficient."""
     strata = _codes(design.strata) if design.strata is not None else np.zeros(len(idx), dtype=int)
     w = design.weights if design.weights is not None else np.full(len(idx), len(c) / len(idx))
     ci = c[idx]
-    out = []
-    for h in np.unique(strata):
-        s = (strata == h) & (ci != 0)
-        if s.any():
-            out.append(float(np.mean(w[s]) ** 2 * np.mean(ci[s] ** 2)))
-    return out
+    return [float(np.mean(w[s]) ** 2 * np.mean(ci[s] ** 2)) for h in np.unique(strata)
+            if (s := (strata == h) & (ci != 0)).any()]
 
 
 def guarded_variance(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, lam: float,
@@ -168,44 +162,23 @@ def floor_variance(c: np.ndarray, f: np.ndarray, idx: np.ndarray, lam: float, de
 
 def degrees_of_freedom(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, lam: float,
                        design: Design) -> float:
-    """Satterthwaite's degrees of freedom of the clustered variance, for a t quantile.
+    """Satterthwaite's degrees of freedom of the guarded variance, a sum of squared influences u:
+    2 over its squared coefficient of variation, sum u**4 / (sum u**2)**2 - 1/G, estimated from their
+    kurtosis; between 1 and G - 1. Many comparable influences give about G (the normal quantile);
+    k spikes about 2k (a few disagreements, a pick's top-ranked labels, a rare rate's positives: a
+    variance from a few terms is itself uncertain). Where the floor sets the variance its terms are
+    the judge part's influences and one pseudo-disagreement per stratum, each a single event (none
+    seen among n uniform labels: a rate's half-width about 4.3/n, near the exact binomial 3.7/n).
 
-    The variance is a sum of squared prompt influences. When a few prompts carry most of it (a
-    handful of disagreements, a best-of-N pick's top-ranked labelled responses, a rare rate's few
-    positives) that sum is itself very uncertain, and a normal quantile undercovers; with many
-    comparable influences the t quantile is the normal one. Where the floor sets the variance
-    (`guarded_variance`), its terms are the judge part's influences and one pseudo-disagreement per
-    stratum, each a single event: with none seen among n labels, the interval's half-width is then
-    about 4.3/n of a rate (the exact binomial bound for 0 of n is 3.7/n; a normal quantile on the
-    pseudo-disagreement alone would claim 1.96/n, more than the labels support).
-
-    Forty labels, half positive (a normal-like spread): about the number of prompts.
-    Three positives among forty carry most of it: a few per positive.
-
-    >>> f = np.zeros(40); c = np.full(40, 1 / 40); y = f.copy(); y[::2] = 1
-    >>> round(degrees_of_freedom(c, f, np.arange(40), y, 0.0, Design()))
-    39
-    >>> y = f.copy(); y[:3] = 1
-    >>> round(degrees_of_freedom(c, f, np.arange(40), y, 0.0, Design()), 1)
-    7.7
+    >>> f = np.zeros(40); c = np.full(40, 1 / 40); y = f.copy(); y[::2] = 1; y3 = f.copy(); y3[:3] = 1
+    >>> [round(degrees_of_freedom(c, f, np.arange(40), v, 0.0, Design()), 1) for v in (y, y3)]
+    [39.0, 7.7]
     """
     u = influences(c, f, idx, y, lam, design)
     g = len(u)
     if variance(u) < floor_variance(c, f, idx, lam, design):
         pseudo = np.sqrt(np.array(pseudo_terms(c, idx, design)) * (g - 1) / g)
         u = np.concatenate([judge_influences(c, f, lam, design), pseudo])
-    return satterthwaite(u, g)
-
-
-def satterthwaite(u: np.ndarray, g: int) -> float:
-    """Degrees of freedom of sum(u**2) as an estimate of g times the influences' variance: 2 over
-    its squared coefficient of variation, (sum u**4 / (sum u**2)**2 - 1/g) estimating it from their
-    kurtosis; between 1 and g - 1 (g - 1 when every influence is 0). Normal influences give about
-    g; k equal spikes about 2k (the relative variance of a Poisson count's variance estimate is 1/k).
-
-    >>> satterthwaite(np.array([1.0, -1.0] * 50), 100), round(satterthwaite(np.array([1.0, 1, 0, 0, 0, 0, 0, 0, 0, 0]), 10), 2)
-    (99.0, 5.0)
-    """
     s2 = float(u @ u)
     excess = float((u**4).sum()) / s2**2 - 1 / g if s2 > 0 else 0.0
     return float(min(max(2 / excess, 1.0), g - 1)) if excess > 0 else float(max(g - 1, 1))

@@ -76,6 +76,8 @@ class PPIEstimate:
     se: float = float("nan")
     labels_se: float = float("nan")
     lam: float = float("nan")  # the lambda used (1: plain PPI; nan: not a single PPI estimate)
+    quantile: float = float("nan")  # the intervals' t quantiles (nan: normal), kept for differences
+    labels_quantile: float = float("nan")
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of `alignment judge estimate --json`."""
@@ -147,8 +149,7 @@ def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[
     z, zhat = m * c[idx] * y, m * c * j  # the functional as a mean over the M responses
     tail = 0.5 + confidence / 2
 
-    def interval(lam: float) -> tuple[float, float, float]:
-        """(estimate, standard error, t quantile) at this lambda."""
+    def interval(lam: float) -> tuple[float, float, float]:  # estimate, standard error, t quantile
         with np.errstate(invalid="ignore", divide="ignore"):
             est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=lam, w=w))[0])
         se = math.sqrt(cl.guarded_variance(c, j, idx, y, lam, design))
@@ -156,10 +157,8 @@ def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[
 
     (est, se, q), (labels_est, labels_se, labels_q) = interval(lam), interval(0.0)
     if lam > 0 and labels_q * labels_se < q * se:
-        # lambda minimises the variance only when tuned on this figure without a floor; when it was
-        # set otherwise (plain PPI with few disagreements, tuned on a pick figure's rate) and the
-        # labels alone give the shorter interval, the judge is not used. The choice is PPI++'s own,
-        # made between two candidates on their estimated spreads, never on where the intervals lie.
+        # A lambda set by a guard (plain PPI, tuned on a pick's rate) need not minimise the spread:
+        # PPI++'s own choice, between two candidates, on estimated spreads (not where intervals lie).
         how = f"labels only (lambda = 0), their interval shorter than that of {how}"
         lam, est, se, q = 0.0, labels_est, labels_se, labels_q
     floored = cl.floor_variance(c, j, idx, lam, design) >= se**2
@@ -170,13 +169,13 @@ def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[
         high=bounded(est, q * se, *bounds)[1], judge_only=float((c * j).sum()),
         labels_only=bounded(labels_est, labels_q * labels_se, *bounds), n_labelled=len(idx),
         n_unlabelled=m - len(idx), method=_method(how, design, c, floored, q), se=se, labels_se=labels_se, lam=lam,
+        quantile=q, labels_quantile=labels_q,
     )
 
 
 def bounded(est: float, half: float, floor: float, ceil: float) -> tuple[float, float]:
-    """est +- half, clipped to the figure's range [floor, ceil]; the whole range when the interval
-    lies wholly outside it (a weighted estimate far outside with a small spread: the data
-    contradict the spread, and clipping both ends to one edge would claim a zero-width interval).
+    """est +- half clipped to the figure's range; the whole range when it lies wholly outside (both
+    ends clipped to one edge would claim a zero-width interval the data contradict).
 
     >>> bounded(0.1, 0.2, 0.0, 1.0), bounded(1.5, 0.2, 0.0, 1.0)
     ((0.0, 0.30000000000000004), (0.0, 1.0))
@@ -239,9 +238,9 @@ def z_quantile(confidence: float) -> float:
 
 def independent_difference(a: PPIEstimate, b: PPIEstimate, confidence: float = 0.95) -> PPIEstimate:
     """A − B for two PPI estimates from independent samples (two runs, each corrected by its
-    own labels): the difference of the estimates, its normal interval with the two variances
-    added; the same for the judge-only figures and the labels-only intervals (from each one's
-    CLT standard error). Clipped to [-1, 1], the range of a difference of two rates.
+    own labels): the difference of the estimates, its half-width the two half-widths (standard error
+    times t quantile, normal where none is recorded) added in quadrature; the same for the judge-only
+    figures and the labels-only intervals. Clipped to [-1, 1], the range of a difference of two rates.
 
     >>> a = PPIEstimate(0.30, 0.20, 0.40, 0.35, (0.15, 0.45), 20, 80, "m", se=0.10 / 1.959964, labels_se=0.15 / 1.959964)
     >>> b = PPIEstimate(0.10, 0.05, 0.15, 0.12, (0.02, 0.20), 30, 70, "m", se=0.05 / 1.959964, labels_se=0.09 / 1.959964)
@@ -252,18 +251,22 @@ def independent_difference(a: PPIEstimate, b: PPIEstimate, confidence: float = 0
     [0.015, 0.365]
     """
     z = z_quantile(confidence)
+    q = lambda x: z if math.isnan(x) else x  # noqa: E731
     est = a.estimate - b.estimate
     se = math.hypot(a.se, b.se)
+    half = math.hypot(q(a.quantile) * a.se, q(b.quantile) * b.se)
     # Centred on the labels-only intervals' midpoints: the labels-only point itself for a CLT
     # interval, the Wilson centre (shrunk towards 1/2) for a uniform sample's rate.
     labels_mid = (sum(a.labels_only) - sum(b.labels_only)) / 2
     labels_se = math.hypot(a.labels_se, b.labels_se)
+    labels_half = math.hypot(q(a.labels_quantile) * a.labels_se, q(b.labels_quantile) * b.labels_se)
     clip = lambda x: min(max(x, -1.0), 1.0)  # noqa: E731
     return PPIEstimate(
-        estimate=clip(est), low=clip(est - z * se), high=clip(est + z * se), judge_only=a.judge_only - b.judge_only,
-        labels_only=(clip(labels_mid - z * labels_se), clip(labels_mid + z * labels_se)),
+        estimate=clip(est), low=clip(est - half), high=clip(est + half), judge_only=a.judge_only - b.judge_only,
+        labels_only=(clip(labels_mid - labels_half), clip(labels_mid + labels_half)),
         n_labelled=a.n_labelled + b.n_labelled, n_unlabelled=a.n_unlabelled + b.n_unlabelled,
-        method="difference of two independent estimates (" + a.method + "), variances added", se=se, labels_se=labels_se,
+        method="difference of two independent estimates (" + a.method + "), half-widths added in quadrature", se=se,
+        labels_se=labels_se,
     )
 
 
@@ -282,9 +285,6 @@ def ppi_rate(judge: Sequence[bool], labelled: Sequence[int], labels: Sequence[bo
     >>> r = ppi_rate(judge, [0, 1, 2, 3], [True, True, False, False])
     >>> round(r.judge_only, 3), round(r.estimate, 3), r.lam, r.n_labelled, r.n_unlabelled
     (0.3, 0.5, 0.0, 4, 6)
-    >>> r.method.split(",")[0]
-    'labels only (lambda = 0)'
-
     >>> [round(x, 3) for x in r.labels_only]
     [0.15, 0.85]
     >>> r.low <= r.estimate <= r.high
