@@ -71,7 +71,7 @@ class PPIEstimate:
     n_labelled: int
     n_unlabelled: int
     method: str
-    # Standard errors of the unclipped normal intervals (PPI++ and labels-only CLT), for
+    # Standard errors of the unclipped intervals (PPI++ and labels-only CLT), for
     # combining independent estimates (`independent_difference`); not part of the JSON shape.
     se: float = float("nan")
     labels_se: float = float("nan")
