@@ -34,6 +34,37 @@ def test_all_agreeing_labels_never_give_a_zero_width_interval() -> None:
     assert e.high - e.low > 0.5 * (wilson[1] - wilson[0])
     assert e.lam == 1.0 and "lambda = 1: only 0 disagreements" in e.method and "power-tuned" not in e.method
     assert "the floor set this interval" in e.method
+    # No disagreement seen: the floor is one pseudo-disagreement, a single event, so a t quantile on
+    # about 2 degrees of freedom, near the exact binomial bound for 0 of 30 (not the normal 1.96).
+    assert "t interval (quantile 4." in e.method
+
+
+def test_the_labels_alone_are_shown_when_their_interval_is_shorter() -> None:
+    # Four labels of ten responses, one disagreement: plain PPI adds the judge's spread over ten
+    # responses to the labels', and the labels' own interval is the shorter one.
+    judge = [True, False, False, False, True, False, False, False, True, False]
+    e = ppi_linear([0.1] * 10, judge, [0, 1, 2, 3], [True, True, False, False])
+    assert e.lam == 0.0 and e.method.startswith("labels only (lambda = 0), their interval shorter than that of plain PPI")
+    assert (e.low, e.high) == e.labels_only and e.estimate == 0.5
+
+
+def test_a_rare_rate_with_a_poor_judge_covers() -> None:
+    # 3% of 3,200 responses, 120 uniform labels (3-4 positives), a judge with many false positives
+    # (lambda near 0): the labels' normal interval undercovered (82% on the grid); the t quantile on
+    # the variance's degrees of freedom restores it.
+    rng = np.random.default_rng(2)
+    truth = truths(0.03, 3, prompts=5000)["rate"]
+    errors = JudgeErrors("j", tp=7, fn=3, tn=18, fp=21)
+    hits = []
+    for _ in range(300):
+        pop = population(rng, 0.03)
+        sens, spec = errors.draw(rng)
+        judge = np.where(pop["y"], rng.random(len(pop["y"])) < sens, rng.random(len(pop["y"])) < 1 - spec)
+        idx = rng.choice(len(judge), 120, replace=False)
+        e = ppi_rate(judge, idx, pop["y"][idx], clusters=pop["prompt"])
+        hits.append(e.low <= truth <= e.high)
+        assert "t interval (quantile" in e.method
+    assert np.mean(hits) >= 0.9
 
 
 def test_pick_figures_tune_lambda_on_the_rate_not_the_weights() -> None:

@@ -23,8 +23,8 @@ Small samples: with few disagreements between judge and labels the residuals' sp
 estimated as (nearly) 0 and the interval would collapse. The variance is floored at the judge
 part's plus one pseudo-disagreement per stratum, of the stratum's typical coefficient (the point
 estimate is unchanged), so the interval never claims more than the labels can support; and lam
-is then 1 (plain PPI), since a tuned lam is unstable there. A best-of-N pick figure's interval
-uses a t quantile on its effective number of labels (`effective_labels`).
+is then 1 (plain PPI), since a tuned lam is unstable there. The quantile is a t one on the variance's
+Satterthwaite degrees of freedom (`degrees_of_freedom`): a variance a few prompts carry is uncertain.
 """
 
 from __future__ import annotations
@@ -118,23 +118,24 @@ def variance(u: np.ndarray) -> float:
 
 
 def pseudo_variance(c: np.ndarray, idx: np.ndarray, design: Design) -> float:
-    """One unseen disagreement per stratum: its weight squared times the mean squared coefficient
-    of the stratum's labelled responses in the figure (0 for a stratum without any).
+    """One unseen disagreement per stratum (`pseudo_terms`, summed).
 
     Uniform sample of 30 of 2,000 responses, a rate (c = 1/2,000): 1/30**2.
 
     >>> round(pseudo_variance(np.full(2000, 1 / 2000), np.arange(30), Design()) * 900, 6)
     1.0
     """
+    return float(sum(pseudo_terms(c, idx, design)))
+
+
+def pseudo_terms(c: np.ndarray, idx: np.ndarray, design: Design) -> list[float]:
+    """Per stratum with labelled responses in the figure: its weight squared times their mean
+    squared coefficient."""
     strata = _codes(design.strata) if design.strata is not None else np.zeros(len(idx), dtype=int)
     w = design.weights if design.weights is not None else np.full(len(idx), len(c) / len(idx))
     ci = c[idx]
-    out = 0.0
-    for h in np.unique(strata):
-        s = (strata == h) & (ci != 0)
-        if s.any():
-            out += float(np.mean(w[s]) ** 2 * np.mean(ci[s] ** 2))
-    return out
+    return [float(np.mean(w[s]) ** 2 * np.mean(ci[s] ** 2)) for h in np.unique(strata)
+            if (s := (strata == h) & (ci != 0)).any()]
 
 
 def guarded_variance(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, lam: float,
@@ -159,18 +160,28 @@ def floor_variance(c: np.ndarray, f: np.ndarray, idx: np.ndarray, lam: float, de
     return variance(judge_influences(c, f, lam, design)) + pseudo_variance(c, idx, design)
 
 
-def effective_labels(c: np.ndarray, idx: np.ndarray, design: Design) -> float:
-    """Kish's effective number of labelled responses in the figure: (sum |w c|)**2 / sum (w c)**2
-    over the labelled ones. A rate's is its count; a best-of-N pick rests on its few labelled
-    top-ranked responses, and its interval uses a t quantile with this many degrees of freedom
-    less one (a normal one there undercovers on the validation grid).
+def degrees_of_freedom(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, lam: float,
+                       design: Design) -> float:
+    """Satterthwaite's degrees of freedom of the guarded variance, a sum of squared influences u:
+    2 over its squared coefficient of variation, sum u**4 / (sum u**2)**2 - 1/G, estimated from their
+    kurtosis; between 1 and G - 1. Many comparable influences give about G (the normal quantile);
+    k spikes about 2k (a few disagreements, a pick's top-ranked labels, a rare rate's positives: a
+    variance from a few terms is itself uncertain). Where the floor sets the variance its terms are
+    the judge part's influences and one pseudo-disagreement per stratum, each a single event (none
+    seen among n uniform labels: a rate's half-width about 4.3/n, near the exact binomial 3.7/n).
 
-    >>> round(effective_labels(np.full(10, 0.1), np.arange(5), Design()), 6), round(effective_labels(np.array([0.5, 0.1, 0.1, 0.0]), np.arange(4), Design()), 2)
-    (5.0, 1.81)
+    >>> f = np.zeros(40); c = np.full(40, 1 / 40); y = f.copy(); y[::2] = 1; y3 = f.copy(); y3[:3] = 1
+    >>> [round(degrees_of_freedom(c, f, np.arange(40), v, 0.0, Design()), 1) for v in (y, y3)]
+    [39.0, 7.7]
     """
-    w = design.weights if design.weights is not None else np.ones(len(idx))
-    a = np.abs(w * c[idx])
-    return float(a.sum() ** 2 / (a @ a)) if (a @ a) > 0 else 0.0
+    u = influences(c, f, idx, y, lam, design)
+    g = len(u)
+    if variance(u) < floor_variance(c, f, idx, lam, design):
+        pseudo = np.sqrt(np.array(pseudo_terms(c, idx, design)) * (g - 1) / g)
+        u = np.concatenate([judge_influences(c, f, lam, design), pseudo])
+    s2 = float(u @ u)
+    excess = float((u**4).sum()) / s2**2 - 1 / g if s2 > 0 else 0.0
+    return float(min(max(2 / excess, 1.0), g - 1)) if excess > 0 else float(max(g - 1, 1))
 
 
 def tuned_lambda(c: np.ndarray, f: np.ndarray, idx: np.ndarray, y: np.ndarray, design: Design) -> float:

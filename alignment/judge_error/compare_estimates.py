@@ -4,8 +4,8 @@ Each run's figures are corrected by its own labels (`alignment.judge_error.run_e
 original and counterfactual rates, the control, best-of-N picks and RM_D − RM; and, where its
 dpo-eval responses are labelled, `alignment.judge_error.dpo_estimates`: every policy's rates and the
 DPO differences, prefixed "DPO"). The two runs' labels are two independent samples, so A − B is
-the difference of the two PPI estimates with the variances added
-(`alignment.judge_error.ppi.independent_difference`): a normal interval over responses, not the paired
+the difference of the two PPI estimates, their intervals' half-widths added in quadrature
+(`alignment.judge_error.ppi.independent_difference`): an interval over responses, not the paired
 bootstrap over shared examples of the judge-only rows, and without a p-value.
 """
 
@@ -66,6 +66,6 @@ def corrected_rows(path_a: Path, path_b: Path) -> tuple[pd.DataFrame, list[str]]
                      "note": f"judge only A − B {100 * d.judge_only:+.1f}; {d.method}"})
     note = (f"Rows ending in *{SUFFIX.strip()}*: each run's figure corrected for the judge's error by its own human labels "
             f"(PPI++; A: {_counts(a)}; B: {_counts(b)}); A − B is the difference of two "
-            "independent estimates with their variances added (95% normal interval over responses, not the paired "
+            "independent estimates, half-widths added in quadrature (95% interval over responses, not the paired "
             "bootstrap over examples; no p-value).")
     return pd.DataFrame(rows), [note]

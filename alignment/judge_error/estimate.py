@@ -134,8 +134,8 @@ def format_estimate(e: PPIEstimate, pending: int = 0) -> str:
         f"n labelled: {e.n_labelled}, n unlabelled: {e.n_unlabelled}" + (f" ({pending} label rows still null)" if pending else ""),
         f"method: {e.method}",
     ]
-    if e.n_labelled < 20:  # the validation (results/ppi_validation.md) used 20; below it the normal interval is untested
-        lines.append(f"note: only {e.n_labelled} labels; the normal-approximation interval may undercover below about 20")
+    if e.n_labelled < 20:  # the validation (results/ppi_validation.md) used 20; below it the interval is untested
+        lines.append(f"note: only {e.n_labelled} labels; the large-sample interval may undercover below about 20")
     return "\n".join(lines)
 
 

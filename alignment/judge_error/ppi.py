@@ -71,11 +71,13 @@ class PPIEstimate:
     n_labelled: int
     n_unlabelled: int
     method: str
-    # Standard errors of the unclipped normal intervals (PPI++ and labels-only CLT), for
+    # Standard errors of the unclipped intervals (PPI++ and labels-only CLT), for
     # combining independent estimates (`independent_difference`); not part of the JSON shape.
     se: float = float("nan")
     labels_se: float = float("nan")
     lam: float = float("nan")  # the lambda used (1: plain PPI; nan: not a single PPI estimate)
+    quantile: float = float("nan")  # the intervals' t quantiles (nan: normal), kept for differences
+    labels_quantile: float = float("nan")
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON shape of `alignment judge estimate --json`."""
@@ -145,23 +147,43 @@ def ppi_linear(coef: Sequence[float], judge: Sequence[bool], labelled: Sequence[
     lam, how = cl.choose_lambda(c, j, idx, y, design)
     m = len(c)
     z, zhat = m * c[idx] * y, m * c * j  # the functional as a mean over the M responses
-    with np.errstate(invalid="ignore", divide="ignore"):
-        est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=lam, w=w))[0])
-        labels_est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=0.0, w=w))[0])
-    se = math.sqrt(cl.guarded_variance(c, j, idx, y, lam, design))
+    tail = 0.5 + confidence / 2
+
+    def interval(lam: float) -> tuple[float, float, float]:  # estimate, standard error, t quantile
+        with np.errstate(invalid="ignore", divide="ignore"):
+            est = float(np.ravel(ppi_mean_pointestimate(z, zhat[idx], zhat, lam=lam, w=w))[0])
+        se = math.sqrt(cl.guarded_variance(c, j, idx, y, lam, design))
+        return est, se, _t_quantile(tail, cl.degrees_of_freedom(c, j, idx, y, lam, design))
+
+    (est, se, q), (labels_est, labels_se, labels_q) = interval(lam), interval(0.0)
+    if lam > 0 and labels_q * labels_se < q * se:
+        # A lambda set by a guard (plain PPI, tuned on a pick's rate) need not minimise the spread:
+        # PPI++'s own choice, between two candidates, on estimated spreads (not where intervals lie).
+        how = f"labels only (lambda = 0), their interval shorter than that of {how}"
+        lam, est, se, q = 0.0, labels_est, labels_se, labels_q
     floored = cl.floor_variance(c, j, idx, lam, design) >= se**2
-    labels_se = math.sqrt(cl.guarded_variance(c, j, idx, y, 0.0, design))
     # The functional cannot leave [sum of negative coefficients, sum of positive ones].
-    floor, ceil = float(c[c < 0].sum()), float(c[c > 0].sum())
-    clip = lambda x: min(max(x, floor), ceil)  # noqa: E731
-    # A pick figure rests on its few labelled top-ranked responses: a t quantile on its effective
-    # count; a rate (even coefficients) keeps the normal one.
-    zc = z_quantile(confidence) if cl.even_coefficients(c) else _critical(confidence, cl.effective_labels(c, idx, design))
+    bounds = float(c[c < 0].sum()), float(c[c > 0].sum())
     return PPIEstimate(
-        estimate=clip(est), low=clip(est - zc * se), high=clip(est + zc * se), judge_only=float((c * j).sum()),
-        labels_only=(clip(labels_est - zc * labels_se), clip(labels_est + zc * labels_se)), n_labelled=len(idx),
-        n_unlabelled=m - len(idx), method=_method(how, design, c, floored), se=se, labels_se=labels_se, lam=lam,
+        estimate=min(max(est, bounds[0]), bounds[1]), low=bounded(est, q * se, *bounds)[0],
+        high=bounded(est, q * se, *bounds)[1], judge_only=float((c * j).sum()),
+        labels_only=bounded(labels_est, labels_q * labels_se, *bounds), n_labelled=len(idx),
+        n_unlabelled=m - len(idx), method=_method(how, design, c, floored, q), se=se, labels_se=labels_se, lam=lam,
+        quantile=q, labels_quantile=labels_q,
     )
+
+
+def bounded(est: float, half: float, floor: float, ceil: float) -> tuple[float, float]:
+    """est +- half clipped to the figure's range; the whole range when it lies wholly outside (both
+    ends clipped to one edge would claim a zero-width interval the data contradict).
+
+    >>> bounded(0.1, 0.2, 0.0, 1.0), bounded(1.5, 0.2, 0.0, 1.0)
+    ((0.0, 0.30000000000000004), (0.0, 1.0))
+    """
+    low, high = est - half, est + half
+    if high <= floor or low >= ceil:
+        return floor, ceil
+    return max(low, floor), min(high, ceil)
 
 
 def _design(c: np.ndarray, idx: np.ndarray, w: np.ndarray | None, clusters: Sequence[Any] | None,
@@ -182,9 +204,9 @@ def _design(c: np.ndarray, idx: np.ndarray, w: np.ndarray | None, clusters: Sequ
     return cl.Design(clusters=cls, strata=st, weights=w)
 
 
-def _method(how: str, design: cl.Design, c: np.ndarray, floored: bool = False) -> str:
-    """The method line: the lambda actually used, the clustering and the design."""
-    parts = [how + ", normal interval"]
+def _method(how: str, design: cl.Design, c: np.ndarray, floored: bool, q: float) -> str:
+    """The method line: the lambda actually used, the interval, the clustering and the design."""
+    parts = [how + f", t interval (quantile {q:.2f}, on the Satterthwaite degrees of freedom of the variance)"]
     if design.clusters is not None:
         parts.append(f"clustered by prompt ({len(set(design.clusters[c != 0].tolist()))} prompts)")
     else:
@@ -197,15 +219,15 @@ def _method(how: str, design: cl.Design, c: np.ndarray, floored: bool = False) -
     return "; ".join(parts)
 
 
-def _critical(confidence: float, effective: float) -> float:
-    """The t quantile with (effective labelled responses - 1) degrees of freedom, at least 1.
+def _t_quantile(tail: float, df: float) -> float:
+    """The t quantile at `tail` with `df` degrees of freedom (at least 1).
 
-    >>> round(_critical(0.95, 1000), 3), round(_critical(0.95, 5), 3)
+    >>> round(_t_quantile(0.975, 1000), 3), round(_t_quantile(0.975, 4), 3)
     (1.962, 2.776)
     """
     from scipy.stats import t
 
-    return float(t.ppf(0.5 + confidence / 2, max(effective - 1, 1.0)))
+    return float(t.ppf(tail, max(df, 1.0)))
 
 
 def z_quantile(confidence: float) -> float:
@@ -216,9 +238,9 @@ def z_quantile(confidence: float) -> float:
 
 def independent_difference(a: PPIEstimate, b: PPIEstimate, confidence: float = 0.95) -> PPIEstimate:
     """A − B for two PPI estimates from independent samples (two runs, each corrected by its
-    own labels): the difference of the estimates, its normal interval with the two variances
-    added; the same for the judge-only figures and the labels-only intervals (from each one's
-    CLT standard error). Clipped to [-1, 1], the range of a difference of two rates.
+    own labels): the difference of the estimates, its half-width the two half-widths (standard error
+    times t quantile, normal where none is recorded) added in quadrature; the same for the judge-only
+    figures and the labels-only intervals. Clipped to [-1, 1], the range of a difference of two rates.
 
     >>> a = PPIEstimate(0.30, 0.20, 0.40, 0.35, (0.15, 0.45), 20, 80, "m", se=0.10 / 1.959964, labels_se=0.15 / 1.959964)
     >>> b = PPIEstimate(0.10, 0.05, 0.15, 0.12, (0.02, 0.20), 30, 70, "m", se=0.05 / 1.959964, labels_se=0.09 / 1.959964)
@@ -229,18 +251,22 @@ def independent_difference(a: PPIEstimate, b: PPIEstimate, confidence: float = 0
     [0.015, 0.365]
     """
     z = z_quantile(confidence)
+    q = lambda x: z if math.isnan(x) else x  # noqa: E731
     est = a.estimate - b.estimate
     se = math.hypot(a.se, b.se)
+    half = math.hypot(q(a.quantile) * a.se, q(b.quantile) * b.se)
     # Centred on the labels-only intervals' midpoints: the labels-only point itself for a CLT
     # interval, the Wilson centre (shrunk towards 1/2) for a uniform sample's rate.
     labels_mid = (sum(a.labels_only) - sum(b.labels_only)) / 2
     labels_se = math.hypot(a.labels_se, b.labels_se)
+    labels_half = math.hypot(q(a.labels_quantile) * a.labels_se, q(b.labels_quantile) * b.labels_se)
     clip = lambda x: min(max(x, -1.0), 1.0)  # noqa: E731
     return PPIEstimate(
-        estimate=clip(est), low=clip(est - z * se), high=clip(est + z * se), judge_only=a.judge_only - b.judge_only,
-        labels_only=(clip(labels_mid - z * labels_se), clip(labels_mid + z * labels_se)),
+        estimate=clip(est), low=clip(est - half), high=clip(est + half), judge_only=a.judge_only - b.judge_only,
+        labels_only=(clip(labels_mid - labels_half), clip(labels_mid + labels_half)),
         n_labelled=a.n_labelled + b.n_labelled, n_unlabelled=a.n_unlabelled + b.n_unlabelled,
-        method="difference of two independent estimates (" + a.method + "), variances added", se=se, labels_se=labels_se,
+        method="difference of two independent estimates (" + a.method + "), half-widths added in quadrature", se=se,
+        labels_se=labels_se,
     )
 
 
@@ -251,13 +277,14 @@ def ppi_rate(judge: Sequence[bool], labelled: Sequence[int], labels: Sequence[bo
     (uniform sample) or the weighted classical one (stratified sample).
 
     Ten responses, four labelled; the judge misses one acknowledgment among them. Labels alone
-    say 0.5; with one disagreement lambda is not tuned (`clustered.choose_lambda`), so plain PPI
-    (lambda = 1): 0.3 + 0.25 = 0.55.
+    say 0.5; with one disagreement lambda is not tuned (`clustered.choose_lambda`), and plain PPI
+    (lambda = 1) would say 0.3 + 0.25 = 0.55, but with the judge's spread over ten responses added
+    its interval is the longer one, so the labels' own (lambda = 0) is shown.
 
     >>> judge = [True, False, False, False, True, False, False, False, True, False]
     >>> r = ppi_rate(judge, [0, 1, 2, 3], [True, True, False, False])
-    >>> round(r.judge_only, 3), round(r.estimate, 3), r.n_labelled, r.n_unlabelled
-    (0.3, 0.55, 4, 6)
+    >>> round(r.judge_only, 3), round(r.estimate, 3), r.lam, r.n_labelled, r.n_unlabelled
+    (0.3, 0.5, 0.0, 4, 6)
     >>> [round(x, 3) for x in r.labels_only]
     [0.15, 0.85]
     >>> r.low <= r.estimate <= r.high

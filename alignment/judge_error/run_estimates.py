@@ -256,12 +256,12 @@ def methods(figures: dict[str, PPIEstimate]) -> str:
     """
     import re
 
-    seen = dict.fromkeys(re.sub(r"(power-tuned )?lambda = (0\.[0-9]+|1\.00)", "lambda tuned per figure", e.method.split(", normal interval")[0])
+    seen = dict.fromkeys(re.sub(r"(power-tuned )?lambda = (0\.[0-9]+|1\.00)", "lambda tuned per figure", e.method.split(", t interval")[0])
                          for e in figures.values())
-    rest = next((e.method.split(", normal interval", 1)[1].lstrip("; ") for e in figures.values()
-                 if ", normal interval" in e.method), "")
+    rest = next((e.method.split(", t interval", 1)[1].split("; ", 1)[-1] for e in figures.values()
+                 if ", t interval" in e.method), "")
     rest = re.sub(r" \((the floor set[^)]*|not binding)\)", "", rest)  # per figure; the table shows each interval
-    return " / ".join(seen) + (f"; normal intervals; {rest}" if rest else "") if seen else "PPI"
+    return " / ".join(seen) + (f"; t intervals on the variance's Satterthwaite degrees of freedom; {rest}" if rest else "") if seen else "PPI"
 
 
 def judge_text(x: float, signed: bool) -> str:

@@ -1,6 +1,6 @@
 """Do the corrected intervals hold where the toolkit uses them? A simulation grid.
 
-    alignment judge grid [--replicates 100] [--seed 0] [--data ../shared/data/ack_labels] [--out results/ppi_grid]
+    alignment judge grid [--replicates 300] [--seed 0] [--data ../shared/data/ack_labels] [--out results/ppi_grid]
 
 Populations like a run's: `PROMPTS` prompts with `SAMPLES` responses each, half on the original
 prompt and half on the counterfactual one; each prompt has its own true acknowledgment rate
@@ -174,6 +174,8 @@ def summarise(records: list[dict[str, Any]], truth: dict[float, dict[str, float]
     cells: dict[tuple, list[dict[str, Any]]] = {}
     for r in records:
         cells.setdefault((r["judge"], r["rate"], r["n"], r["design"], r["figure"]), []).append(r)
+    from alignment.analysis.stats import wilson_interval
+
     out = []
     for (judge, rate, n, design, figure), rows in cells.items():
         t = truth[rate][figure]
@@ -181,11 +183,13 @@ def summarise(records: list[dict[str, Any]], truth: dict[float, dict[str, float]
         width = [r["ci"][1] - r["ci"][0] for r in shown]
         lwidth = [r["labels_ci"][1] - r["labels_ci"][0] for r in shown]
         med, lmed = (float(np.median(x)) if x else float("nan") for x in (width, lwidth))
+        hits = sum(r["ci"][0] <= t <= r["ci"][1] for r in shown)
         out.append({
             "judge": judge, "rate": rate, "n": n, "design": design, "figure": figure, "truth": t,
             "replicates": len(rows), "shown": len(shown),
             "expected_positives": float(np.mean([r["positives"] for r in rows])),
-            "coverage": _share([r["ci"][0] <= t <= r["ci"][1] for r in shown]),
+            "coverage": hits / len(shown) if shown else float("nan"),
+            "coverage_interval": list(wilson_interval(hits, len(shown))),
             "labels_only_coverage": _share([r["labels_ci"][0] <= t <= r["labels_ci"][1] for r in shown]),
             "zero_width": sum(x <= 1e-12 for x in width), "median_width": med, "median_labels_only_width": lmed,
             "width_ratio": med / lmed if lmed > 0 else float("nan"),
@@ -199,11 +203,18 @@ def _share(hits: list[bool]) -> float:
 
 
 def targets(cells: list[dict[str, Any]]) -> dict[str, Any]:
-    """The grid's targets over the cells with at least 2 expected positives among the labels."""
+    """The grid's targets over the cells with at least 2 expected positives among the labels.
+
+    A cell's coverage is a share of finitely many replicates, so it carries Monte-Carlo noise: a cell
+    fails the coverage target only when the upper end of its 95% Wilson interval is below 90%
+    (`coverage_credibly_below_90`); the cells whose point coverage is below 90% are counted too.
+    """
     judged_cells = [c for c in cells if c["expected_positives"] >= 2 and c["shown"]]
     low = [c for c in judged_cells if c["coverage"] < 0.90]
+    credibly_low = [c for c in judged_cells if c["coverage_interval"][1] < 0.90]
     wide = [c for c in judged_cells if c["width_ratio"] > 1.1]
     return {"cells": len(cells), "cells_with_2_positives": len(judged_cells), "coverage_below_90": len(low),
+            "coverage_credibly_below_90": len(credibly_low),
             "zero_width_intervals": sum(c["zero_width"] for c in cells), "width_ratio_above_1_1": len(wide),
             "min_coverage": min((c["coverage"] for c in judged_cells), default=float("nan")),
             "max_width_ratio": max((c["width_ratio"] for c in judged_cells), default=float("nan"))}
@@ -230,19 +241,26 @@ def markdown(cells: list[dict[str, Any]], errors: list[JudgeErrors], summary: di
              "| judge | TP | FN | TN | FP |", "|---|---|---|---|---|"]
     lines += [f"| {e.name} | {e.tp} | {e.fn} | {e.tn} | {e.fp} |" for e in errors]
     lines += ["", f"Targets over the {summary['cells_with_2_positives']} of {summary['cells']} cells with at least 2 "
-              f"expected positives among the labels: coverage >= 90% (cells below: {summary['coverage_below_90']}, "
-              f"lowest {summary['min_coverage']:.3f}); no zero-width interval (found: {summary['zero_width_intervals']}); "
-              f"median width <= 1.1x labels-only (cells above: {summary['width_ratio_above_1_1']}, largest "
-              f"{summary['max_width_ratio']:.2f}).", "",
+              f"expected positives among the labels: coverage >= 90% (cells credibly below: "
+              f"{summary['coverage_credibly_below_90']}; cells whose simulated coverage is below 90%: "
+              f"{summary['coverage_below_90']}, lowest {summary['min_coverage']:.3f}); no zero-width interval (found: "
+              f"{summary['zero_width_intervals']}); median width <= 1.1x labels-only (cells above: "
+              f"{summary['width_ratio_above_1_1']}, largest {summary['max_width_ratio']:.2f}).", "",
+              "A cell's coverage is a share of its replicates, so it carries Monte-Carlo noise (a true 95% has a "
+              "standard error of 1.3 points over 300 replicates, 2.8 over 60, and among hundreds of cells some fall "
+              "below 90% by chance alone). The rule: a cell fails the coverage target when the upper end of the 95% Wilson "
+              "interval of its coverage (column `coverage MC 95%`) is below 90%, i.e. when its coverage is credibly "
+              "below 90%; the cells whose simulated coverage is below 90% are counted beside them.", "",
               "Coverage: share of shown intervals holding the truth (nominal 95%). Widths: medians of the shown "
               "intervals; labels-only: Wilson for the rate under the uniform design, else the same estimator with "
               "lambda = 0. Shown: replicates with at least 2 labelled responses in the figure (on each side of a "
               "difference); pos: mean labelled positives in the figure.", "",
-              "| judge | rate | n | design | figure | truth | shown | pos | coverage | labels-only cov. | width | "
-              "labels-only width | ratio | zero | mean λ |", "|" + "---|" * 15]
+              "| judge | rate | n | design | figure | truth | shown | pos | coverage | coverage MC 95% | labels-only cov. "
+              "| width | labels-only width | ratio | zero | mean λ |", "|" + "---|" * 16]
     for c in cells:
         lines.append(f"| {c['judge']} | {c['rate']:.2f} | {c['n']} | {c['design']} | {c['figure']} | {c['truth']:+.3f} "
                      f"| {c['shown']}/{c['replicates']} | {c['expected_positives']:.1f} | {c['coverage']:.3f} "
+                     f"| {c['coverage_interval'][0]:.3f}-{c['coverage_interval'][1]:.3f} "
                      f"| {c['labels_only_coverage']:.3f} | {c['median_width']:.3f} | {c['median_labels_only_width']:.3f} "
                      f"| {c['width_ratio']:.2f} | {c['zero_width']} | {c['mean_lambda']:.2f} |")
     return "\n".join(lines) + "\n"
@@ -277,7 +295,7 @@ def register_grid(inner: Any) -> None:
     from alignment.measure.ppi_validation import DEFAULT_DATA
 
     g = inner.add_parser("grid", help="simulate the corrected intervals' coverage and width on a realistic grid")
-    g.add_argument("--replicates", type=int, default=100, help="populations per judge and rate (default 100)")
+    g.add_argument("--replicates", type=int, default=300, help="populations per judge and rate (default 300)")
     g.add_argument("--seed", type=int, default=0, help="simulation seed (default 0)")
     g.add_argument("--data", default=str(DEFAULT_DATA), help="folder with {task}_dev.jsonl (the judges' error counts)")
     g.add_argument("--out", default="results/ppi_grid", help="writes OUT.json and OUT.md")
