@@ -58,11 +58,12 @@ def simulate(task: str, labels: list[bool], judge: list[bool], draws: int, n: in
     """Coverage and width over `draws` uniform samples of `n` labelled rows.
 
     A perfect judge and 8 labels: every label agrees, so the interval rests on the small-sample
-    floor (one pseudo-disagreement) and is about as wide as the labels' own, not narrower.
+    floor (one pseudo-disagreement) and is never narrower than the labels' own; with so few labels
+    the t quantile on the floor's few degrees of freedom makes it somewhat wider than Wilson's.
 
     >>> labels = [True] * 5 + [False] * 15
     >>> s = simulate("t", labels, labels, draws=50, n=8, seed=0)
-    >>> s.coverage["labels-only Wilson"] >= 0.9, 0.9 < s.width_ratio < 1.1, s.judge_only_coverage
+    >>> s.coverage["labels-only Wilson"] >= 0.9, 0.9 < s.width_ratio < 1.5, s.judge_only_coverage
     (True, True, 1.0)
     """
     from ppi_py import ppi_mean_ci
