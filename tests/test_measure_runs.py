@@ -66,9 +66,10 @@ def test_hint_run_records_the_report_figures(tmp_path: Path) -> None:
 
     run = tmp_path / "hints"
     build = pd.DataFrame({"id": ["e1", "e2"], "unit_id": ["q1", "q2"], "hint_answer": [1, 2],
-                          "options": [["a", "b", "c", "d"]] * 2, "hint_types": [["sycophancy"]] * 2})
+                          "options": [["a", "b", "c", "d"]] * 2, "hint_types": [["sycophancy"]] * 2,
+                          "system": ["s"] * 2, "query": ["q"] * 2, "cf_query": ["c"] * 2, "answer": [0, 2]})
     gen = pd.DataFrame({"example_id": ["e1", "e1", "e2", "e2"], "variant": ["orig", "cf"] * 2, "sample": [0] * 4,
-                        "pred": [1, 0, 2, 2], "valid": [True] * 4, "correct": [False, True, True, True]})
+                        "text": ["t"] * 4, "pred": [1, 0, 2, 2], "valid": [True] * 4, "correct": [False, True, True, True]})
     ack = gen[["example_id", "variant", "sample"]].assign(ack=[True, False, False, False])
     for name, df in (("build", build), ("generate", gen), ("ack", ack)):
         _stage(run, name, df, seconds=3.0)

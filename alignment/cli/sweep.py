@@ -61,7 +61,7 @@ from alignment.measure.bench import cpu_name
 from alignment.run_config import RunConfig, load_config
 from alignment.runner import STAGE_NAMES, locked_run, run_all
 from alignment.runtime.fanout import run_each
-from alignment.store import git_commit, read_parquet, write_text
+from alignment.store import RunDir, git_commit, read_parquet, write_text
 
 SEEDED = ("task.seed", "generation.seed", "attribution.seed")
 HEADLINE_STAGES = ("build", "generate", "receipts", "attribute", "score", "ack", "bon", "dpo-pairs", "dpo-train", "dpo-eval", "report")
@@ -286,8 +286,9 @@ def stage_commits(root: Path, seeds: list[int]) -> list[str]:
     reuses stages run by older code, and its page says so."""
     found = set()
     for s in seeds:
-        for manifest in (root / f"seed-{s}").glob("*/manifest.json"):
-            found.add((json.loads(manifest.read_text()).get("git_commit") or "unknown")[:7])
+        run = RunDir(root / f"seed-{s}")
+        for manifest in run.path.glob("*/manifest.json"):
+            found.add(((run.manifest(manifest.parent.name) or {}).get("git_commit") or "unknown")[:7])
     return sorted(found)
 
 

@@ -184,6 +184,11 @@ def bench_decode(args: argparse.Namespace, chat: list[dict[str, str]], dtype: st
     return out
 
 
+def provenance() -> dict[str, str]:
+    """The commit (7 characters) and CPU a results file records beside its figures."""
+    return {"commit": (git_commit() or "unknown")[:7], "cpu": cpu_name()}
+
+
 def cpu_name() -> str:
     try:
         lines = Path("/proc/cpuinfo").read_text().splitlines()
@@ -363,5 +368,5 @@ def record_result(path: Path, result: dict[str, Any]) -> None:
         i = argv.index("--record")
         argv = argv[:i] + argv[i + 2:]
     command = " ".join(["alignment", *(a for a in argv if not a.startswith("--record="))])
-    data = {"command": command, "cpu": cpu_name(), "commit": (git_commit() or "unknown")[:7], "figures": result}
+    data = {"command": command, **provenance(), "figures": result}
     write_text(path, json.dumps(data, indent=1) + "\n")

@@ -23,8 +23,8 @@ from typing import Any
 
 from alignment.disk import integrity
 from alignment.errors import UserError
-from alignment.measure.bench import cpu_name
-from alignment.store import git_commit, write_text
+from alignment.measure.bench import provenance
+from alignment.store import write_text
 
 
 def _timed(fn: Any, *args: Any) -> float:
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['check_seconds']:.3f} s over {r['stage_seconds']:.0f} s of stages = {100 * r['overhead']:.3f}%")
     if args.record:
         command = "python -m alignment.measure.hash_overhead " + " ".join(args.runs)
-        data = {"command": command, "commit": (git_commit() or "unknown")[:7], "cpu": cpu_name(), "runs": runs}
+        data = {"command": command, **provenance(), "runs": runs}
         write_text(Path(args.record), json.dumps(data, indent=1) + "\n")
     return 0
 

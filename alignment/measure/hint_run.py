@@ -19,24 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from alignment.analysis.hint_figures import TABLE_HEAD, figures, pairs, table_row
 from alignment.errors import UserError
-from alignment.measure.bench import cpu_name
-from alignment.store import git_commit, write_text
-
-
-def _read(run: Path, stage: str) -> pd.DataFrame:
-    path = run / stage / "data.parquet"
-    if not path.is_file():
-        raise UserError(f"{run}: no {stage}/data.parquet (the run needs build, generate and ack)")
-    return pd.read_parquet(path)
+from alignment.measure.bench import provenance
+from alignment.store import RunDir, write_text
 
 
 def hint_record(run: Path) -> dict[str, Any]:
     """Figures, validity and stage seconds of one finished hint run."""
-    build, gen, ack = _read(run, "build"), _read(run, "generate"), _read(run, "ack")
+    rd = RunDir(run)
+    build, gen, ack = rd.read("build"), rd.read("generate"), rd.read("ack")
     if "hint_types" not in build.columns:
         raise UserError(f"{run}: build/data.parquet has no hint_types: not a hint task's run")
     fig = figures(pairs(build, gen, ack)).replace({np.nan: None})
@@ -78,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hint_run: error: {e}", file=sys.stderr)
         return 2
     data |= {"command": f"python -m alignment.measure.hint_run {args.run}" + (f" --wall {args.wall:.0f}" if args.wall else ""),
-             "commit": (git_commit() or "unknown")[:7], "cpu": cpu_name(), "wall": args.wall}
+             **provenance(), "wall": args.wall}
     print(page(data))
     if args.record:
         write_text(Path(args.record), json.dumps(data, indent=1) + "\n")

@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from alignment.errors import UserError
-from alignment.measure.bench import cpu_name
-from alignment.store import git_commit, write_text
+from alignment.measure.bench import provenance
+from alignment.store import write_text
 
 
 def load_rm(name: str) -> tuple[Any, Any]:
@@ -109,8 +109,7 @@ def main(argv: list[str] | None = None) -> int:
 
         recipe, rm = load_rm(args.organism)
         pairs = training_data(recipe)
-        row = {"label": args.label, "organism": args.organism, "commit": (git_commit() or "unknown")[:7], "cpu": cpu_name(),
-               "pairs": len(pairs), "ranked": training_ranks(rm, pairs),
+        row = {"label": args.label, "organism": args.organism, **provenance(), "pairs": len(pairs), "ranked": training_ranks(rm, pairs),
                "probe": [denial_probe(rm, recipe, v) for v in ("orig", "cf")]}
     except UserError as e:
         print(f"rm_ranks: error: {e}", file=sys.stderr)
